@@ -1,0 +1,224 @@
+//! Helpers around the shared structs: construction, names, output checks.
+
+use crate::{AbiError, OutputPolicy, ffi};
+
+/// A config with `struct_size` set and everything else zero.
+pub fn config_zeroed() -> ffi::lockstep_autopilot_config {
+    ffi::lockstep_autopilot_config {
+        struct_size: std::mem::size_of::<ffi::lockstep_autopilot_config>() as u32,
+        ..Default::default()
+    }
+}
+
+/// The name of a `LOCKSTEP_AP_*` status code.
+pub fn status_name(code: i32) -> &'static str {
+    match code {
+        ffi::LOCKSTEP_AP_OK => "ok",
+        ffi::LOCKSTEP_AP_ERR_NULL => "NULL argument",
+        ffi::LOCKSTEP_AP_ERR_INVALID => "invalid argument",
+        ffi::LOCKSTEP_AP_ERR_TIME => "time does not increase",
+        ffi::LOCKSTEP_AP_ERR_INTERNAL => "internal error",
+        ffi::LOCKSTEP_AP_ERR_UNSUPPORTED => "unsupported",
+        ffi::LOCKSTEP_AP_ERR_NOT_FOUND => "not found",
+        ffi::LOCKSTEP_AP_ERR_TYPE => "wrong type",
+        _ => "unknown status",
+    }
+}
+
+/// The name of a `LOCKSTEP_MODE_*` value.
+pub fn mode_name(mode: u32) -> &'static str {
+    match mode {
+        ffi::LOCKSTEP_MODE_NONE => "none",
+        ffi::LOCKSTEP_MODE_DISARMED => "disarmed",
+        ffi::LOCKSTEP_MODE_IDLE => "idle",
+        ffi::LOCKSTEP_MODE_TAKEOFF => "takeoff",
+        ffi::LOCKSTEP_MODE_MISSION => "mission",
+        ffi::LOCKSTEP_MODE_HOLD => "hold",
+        ffi::LOCKSTEP_MODE_RTL => "rtl",
+        ffi::LOCKSTEP_MODE_LAND => "land",
+        ffi::LOCKSTEP_MODE_LANDED => "landed",
+        _ => "unknown",
+    }
+}
+
+fn invalid(time_us: u64, field: String, value: impl ToString, reason: &'static str) -> AbiError {
+    AbiError::InvalidOutput {
+        time_us,
+        field,
+        value: value.to_string(),
+        reason,
+    }
+}
+
+/// Checks a bounded command array; with [`OutputPolicy::Clamp`] finite
+/// values outside the range are clamped instead of refused.
+fn check_range(
+    values: &mut [f32],
+    name: &str,
+    lo: f32,
+    hi: f32,
+    reason: &'static str,
+    time_us: u64,
+    policy: OutputPolicy,
+) -> Result<(), AbiError> {
+    for (i, v) in values.iter_mut().enumerate() {
+        if !v.is_finite() {
+            return Err(invalid(time_us, format!("{name}[{i}]"), *v, "not finite"));
+        }
+        if *v < lo || *v > hi {
+            match policy {
+                OutputPolicy::Reject => {
+                    return Err(invalid(time_us, format!("{name}[{i}]"), *v, reason));
+                }
+                OutputPolicy::Clamp => *v = v.clamp(lo, hi),
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_finite(values: &[f32], name: &str, time_us: u64) -> Result<(), AbiError> {
+    match values.iter().position(|v| !v.is_finite()) {
+        Some(i) => Err(invalid(
+            time_us,
+            format!("setpoints.{name}[{i}]"),
+            values[i],
+            "not finite",
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Checks everything an autopilot wrote at `time_us` against the contract:
+/// motors finite in [0, 1], servos finite in [-1, 1], flags 0/1, a known
+/// mode, a mission index of -1 or more, every setpoint finite.
+pub fn validate_outputs(
+    out: &mut ffi::lockstep_actuator_frame,
+    time_us: u64,
+    policy: OutputPolicy,
+) -> Result<(), AbiError> {
+    check_range(
+        &mut out.motors,
+        "motors",
+        0.0,
+        1.0,
+        "outside [0, 1]",
+        time_us,
+        policy,
+    )?;
+    check_range(
+        &mut out.servos,
+        "servos",
+        -1.0,
+        1.0,
+        "outside [-1, 1]",
+        time_us,
+        policy,
+    )?;
+    if out.armed > 1 {
+        return Err(invalid(time_us, "armed".into(), out.armed, "not 0 or 1"));
+    }
+    if out.mission_finished > 1 {
+        return Err(invalid(
+            time_us,
+            "mission_finished".into(),
+            out.mission_finished,
+            "not 0 or 1",
+        ));
+    }
+    if out.mode == ffi::LOCKSTEP_MODE_NONE || out.mode > ffi::LOCKSTEP_MODE_LANDED {
+        return Err(invalid(
+            time_us,
+            "mode".into(),
+            out.mode,
+            "not a LOCKSTEP_MODE_* value",
+        ));
+    }
+    if out.mission_current < -1 {
+        return Err(invalid(
+            time_us,
+            "mission_current".into(),
+            out.mission_current,
+            "below -1",
+        ));
+    }
+    let s = &out.setpoints;
+    check_finite(&s.position_ned_m, "position_ned_m", time_us)?;
+    check_finite(&s.velocity_ned_mps, "velocity_ned_mps", time_us)?;
+    check_finite(&s.accel_ned_mps2, "accel_ned_mps2", time_us)?;
+    check_finite(&[s.yaw_rad], "yaw_rad", time_us)?;
+    check_finite(&s.attitude_q, "attitude_q", time_us)?;
+    check_finite(&s.rates_frd_radps, "rates_frd_radps", time_us)?;
+    check_finite(&s.torque_frd_nm, "torque_frd_nm", time_us)?;
+    check_finite(&[s.thrust_n], "thrust_n", time_us)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok_frame() -> ffi::lockstep_actuator_frame {
+        ffi::lockstep_actuator_frame {
+            mode: ffi::LOCKSTEP_MODE_HOLD,
+            mission_current: -1,
+            ..Default::default()
+        }
+    }
+
+    fn err_text(f: &mut ffi::lockstep_actuator_frame, policy: OutputPolicy) -> String {
+        validate_outputs(f, 4000, policy).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_valid_frame_passes() {
+        validate_outputs(&mut ok_frame(), 0, OutputPolicy::Reject).unwrap();
+    }
+
+    #[test]
+    fn nan_motor_is_refused_under_both_policies() {
+        for policy in [OutputPolicy::Reject, OutputPolicy::Clamp] {
+            let mut f = ok_frame();
+            f.motors[2] = f32::NAN;
+            assert_eq!(
+                err_text(&mut f, policy),
+                "autopilot output motors[2] = NaN at t=4000 us is invalid: not finite"
+            );
+        }
+    }
+
+    #[test]
+    fn out_of_range_is_refused_or_clamped_as_chosen() {
+        let mut f = ok_frame();
+        f.motors[1] = 1.5;
+        assert_eq!(
+            err_text(&mut f, OutputPolicy::Reject),
+            "autopilot output motors[1] = 1.5 at t=4000 us is invalid: outside [0, 1]"
+        );
+        f.servos[0] = -2.0;
+        validate_outputs(&mut f, 0, OutputPolicy::Clamp).unwrap();
+        assert_eq!((f.motors[1], f.servos[0]), (1.0, -1.0));
+    }
+
+    #[test]
+    fn flags_mode_index_and_setpoints_are_checked() {
+        let mut f = ok_frame();
+        f.armed = 2;
+        assert!(err_text(&mut f, OutputPolicy::Reject).contains("armed = 2"));
+        let mut f = ok_frame();
+        f.mode = 99;
+        assert!(
+            err_text(&mut f, OutputPolicy::Reject)
+                .contains("mode = 99 at t=4000 us is invalid: not a LOCKSTEP_MODE_* value")
+        );
+        let mut f = ok_frame();
+        f.mission_current = -2;
+        assert!(err_text(&mut f, OutputPolicy::Reject).contains("mission_current = -2"));
+        let mut f = ok_frame();
+        f.setpoints.velocity_ned_mps[1] = f32::INFINITY;
+        assert_eq!(
+            err_text(&mut f, OutputPolicy::Reject),
+            "autopilot output setpoints.velocity_ned_mps[1] = inf at t=4000 us is invalid: not finite"
+        );
+    }
+}

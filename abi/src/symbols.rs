@@ -1,0 +1,164 @@
+//! Resolving the header's functions in a loaded library.
+
+use std::ffi::CStr;
+
+use libloading::Library;
+
+use crate::ffi;
+
+/// The functions every autopilot library must export.
+pub const REQUIRED_SYMBOLS: [&str; 6] = [
+    "lockstep_autopilot_abi_version",
+    "lockstep_autopilot_layout",
+    "lockstep_autopilot_capabilities",
+    "lockstep_autopilot_create",
+    "lockstep_autopilot_step",
+    "lockstep_autopilot_destroy",
+];
+
+/// The functions probed at load; each one found enables a feature.
+pub const OPTIONAL_SYMBOLS: [&str; 8] = [
+    "lockstep_autopilot_mission_upload",
+    "lockstep_autopilot_param_set_f32",
+    "lockstep_autopilot_param_get_f32",
+    "lockstep_autopilot_param_set_i32",
+    "lockstep_autopilot_param_get_i32",
+    "lockstep_autopilot_reset",
+    "lockstep_autopilot_name",
+    "lockstep_autopilot_last_error",
+];
+
+/// The bare function pointer inside bindgen's `Option<fn>` typedefs.
+pub(crate) trait Unwrapped {
+    type Fn;
+}
+impl<F> Unwrapped for Option<F> {
+    type Fn = F;
+}
+type Bare<T> = <T as Unwrapped>::Fn;
+
+/// Looks a symbol up; `None` when it is absent or NULL.
+///
+/// # Safety
+/// `F` must be the function pointer type the header declares for `name`.
+unsafe fn probe<F: Copy>(lib: &Library, name: &CStr) -> Option<F> {
+    // SAFETY: per this function's contract F is the symbol's declared type;
+    // `Option<F>` of a function pointer has the pointer's layout, and NULL
+    // reads as None.
+    let sym = unsafe { lib.get::<Option<F>>(name) };
+    sym.ok().and_then(|s| *s)
+}
+
+/// The required functions an instance calls (the handshake calls the
+/// other three once, at load).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Required {
+    pub create: Bare<ffi::lockstep_autopilot_create_fn>,
+    pub step: Bare<ffi::lockstep_autopilot_step_fn>,
+    pub destroy: Bare<ffi::lockstep_autopilot_destroy_fn>,
+}
+
+/// The optional functions, each present or not.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Optional {
+    pub mission_upload: ffi::lockstep_autopilot_mission_upload_fn,
+    pub param_set_f32: ffi::lockstep_autopilot_param_set_f32_fn,
+    pub param_get_f32: ffi::lockstep_autopilot_param_get_f32_fn,
+    pub param_set_i32: ffi::lockstep_autopilot_param_set_i32_fn,
+    pub param_get_i32: ffi::lockstep_autopilot_param_get_i32_fn,
+    pub reset: ffi::lockstep_autopilot_reset_fn,
+    pub name: ffi::lockstep_autopilot_name_fn,
+    pub last_error: ffi::lockstep_autopilot_last_error_fn,
+}
+
+impl Optional {
+    fn present(&self) -> [bool; 8] {
+        [
+            self.mission_upload.is_some(),
+            self.param_set_f32.is_some(),
+            self.param_get_f32.is_some(),
+            self.param_set_i32.is_some(),
+            self.param_get_i32.is_some(),
+            self.reset.is_some(),
+            self.name.is_some(),
+            self.last_error.is_some(),
+        ]
+    }
+
+    /// Names of the optional symbols found (`found == true`) or not found.
+    pub fn names(&self, found: bool) -> Vec<&'static str> {
+        OPTIONAL_SYMBOLS
+            .iter()
+            .zip(self.present())
+            .filter(|(_, p)| *p == found)
+            .map(|(n, _)| *n)
+            .collect()
+    }
+}
+
+/// Every symbol of the header, looked up eagerly.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Resolved {
+    pub abi_version: ffi::lockstep_autopilot_abi_version_fn,
+    pub layout: ffi::lockstep_autopilot_layout_fn,
+    pub capabilities: ffi::lockstep_autopilot_capabilities_fn,
+    pub create: ffi::lockstep_autopilot_create_fn,
+    pub step: ffi::lockstep_autopilot_step_fn,
+    pub destroy: ffi::lockstep_autopilot_destroy_fn,
+    pub optional: Optional,
+}
+
+impl Resolved {
+    /// Looks up every symbol of the header in `lib`.
+    pub fn resolve(lib: &Library) -> Self {
+        // SAFETY (each probe below): the type parameter is the header's own
+        // function pointer typedef for the symbol named next to it.
+        unsafe {
+            Resolved {
+                abi_version: probe(lib, c"lockstep_autopilot_abi_version"),
+                layout: probe(lib, c"lockstep_autopilot_layout"),
+                capabilities: probe(lib, c"lockstep_autopilot_capabilities"),
+                create: probe(lib, c"lockstep_autopilot_create"),
+                step: probe(lib, c"lockstep_autopilot_step"),
+                destroy: probe(lib, c"lockstep_autopilot_destroy"),
+                optional: Optional {
+                    mission_upload: probe(lib, c"lockstep_autopilot_mission_upload"),
+                    param_set_f32: probe(lib, c"lockstep_autopilot_param_set_f32"),
+                    param_get_f32: probe(lib, c"lockstep_autopilot_param_get_f32"),
+                    param_set_i32: probe(lib, c"lockstep_autopilot_param_set_i32"),
+                    param_get_i32: probe(lib, c"lockstep_autopilot_param_get_i32"),
+                    reset: probe(lib, c"lockstep_autopilot_reset"),
+                    name: probe(lib, c"lockstep_autopilot_name"),
+                    last_error: probe(lib, c"lockstep_autopilot_last_error"),
+                },
+            }
+        }
+    }
+
+    /// Names of the required symbols that are missing.
+    pub fn missing_required(&self) -> Vec<&'static str> {
+        let present = [
+            self.abi_version.is_some(),
+            self.layout.is_some(),
+            self.capabilities.is_some(),
+            self.create.is_some(),
+            self.step.is_some(),
+            self.destroy.is_some(),
+        ];
+        REQUIRED_SYMBOLS
+            .iter()
+            .zip(present)
+            .filter(|(_, p)| !p)
+            .map(|(n, _)| *n)
+            .collect()
+    }
+
+    /// The instance functions, when present.
+    pub fn required(&self) -> Option<Required> {
+        Some(Required {
+            create: self.create?,
+            step: self.step?,
+            destroy: self.destroy?,
+        })
+    }
+}

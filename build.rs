@@ -1,0 +1,214 @@
+//! Builds the C libraries of `c_examples/` into shared libraries with the
+//! `cc` crate's compiler (C11, `-Wall -Wextra -Werror`), and tells the CLI and
+//! the tests where they are through compile-time environment variables:
+//!
+//! - `LOCKSTEP_BUNDLED_AUTOPILOT`: the reference autopilot (re-entrant).
+//! - `LOCKSTEP_SINGLE_INSTANCE_AUTOPILOT`: the same, built to report no
+//!   `LOCKSTEP_AP_CAP_REENTRANT` and to refuse a second instance itself.
+//! - `LOCKSTEP_BROKEN_DIR`: the libraries the loader must refuse, named
+//!   `<prefix>lockstep_broken_<case><suffix>`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const AUTOPILOT_SOURCES: [&str; 6] = [
+    "autopilot.c",
+    "control.c",
+    "geo.c",
+    "mixer.c",
+    "modes.c",
+    "params.c",
+];
+
+fn main() {
+    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("set by cargo"));
+    let include = root.join("include");
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=include");
+    println!("cargo:rerun-if-changed=c_examples/autopilot");
+    println!("cargo:rerun-if-changed=c_examples/broken");
+    println!("cargo:rerun-if-env-changed=CC");
+    println!("cargo:rerun-if-env-changed=CFLAGS");
+
+    let ap_dir = root.join("c_examples/autopilot");
+    let sources: Vec<PathBuf> = AUTOPILOT_SOURCES.iter().map(|s| ap_dir.join(s)).collect();
+    let bundled = shared_lib("lockstep_autopilot", &sources, &include, &[], &out);
+    let single = shared_lib(
+        "lockstep_autopilot_single",
+        &sources,
+        &include,
+        &["AP_SINGLE_INSTANCE"],
+        &out,
+    );
+    println!(
+        "cargo:rustc-env=LOCKSTEP_BUNDLED_AUTOPILOT={}",
+        bundled.display()
+    );
+    println!(
+        "cargo:rustc-env=LOCKSTEP_SINGLE_INSTANCE_AUTOPILOT={}",
+        single.display()
+    );
+
+    let broken_dir = out.join("broken");
+    std::fs::create_dir_all(&broken_dir).expect("create OUT_DIR/broken");
+    build_broken(&root, &include, &broken_dir);
+    println!(
+        "cargo:rustc-env=LOCKSTEP_BROKEN_DIR={}",
+        broken_dir.display()
+    );
+}
+
+fn lib_file_name(name: &str) -> String {
+    let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    match os.as_str() {
+        "macos" | "ios" => format!("lib{name}.dylib"),
+        "windows" => format!("{name}.dll"),
+        _ => format!("lib{name}.so"),
+    }
+}
+
+/// Compiles and links `sources` into a shared library in `out_dir`.
+fn shared_lib(
+    name: &str,
+    sources: &[PathBuf],
+    include: &Path,
+    defines: &[&str],
+    out_dir: &Path,
+) -> PathBuf {
+    let mut build = cc::Build::new();
+    build.pic(true).opt_level(2).cargo_metadata(false);
+    let compiler = build.get_compiler();
+    let mut cmd: Command = compiler.to_command();
+    cmd.args([
+        "-std=c11",
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+        "-fvisibility=hidden",
+    ]);
+    cmd.arg("-I").arg(include);
+    for d in defines {
+        cmd.arg(format!("-D{d}"));
+    }
+    let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    cmd.arg(if os == "macos" {
+        "-dynamiclib"
+    } else {
+        "-shared"
+    });
+    let lib = out_dir.join(lib_file_name(name));
+    cmd.arg("-o").arg(&lib).args(sources).arg("-lm");
+    let status = cmd
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run the C compiler for {name}: {e}"));
+    assert!(status.success(), "compiling {name} failed: {cmd:?}");
+    lib
+}
+
+/// Returns `text` with the single occurrence of `from` replaced by `to`;
+/// panics when `from` does not occur exactly once (the header changed and
+/// the fixture must follow it).
+fn mutate(case: &str, text: &str, from: &str, to: &str) -> String {
+    let n = text.matches(from).count();
+    assert_eq!(
+        n, 1,
+        "broken fixture {case}: expected one occurrence of {from:?} in autopilot.h, found {n}"
+    );
+    text.replacen(from, to, 1)
+}
+
+fn build_broken(root: &Path, include: &Path, dir: &Path) {
+    let src = [root.join("c_examples/broken/broken.c")];
+    let header =
+        std::fs::read_to_string(include.join("lockstep/autopilot.h")).expect("read autopilot.h");
+
+    // Cases compiled against the real header with one behaviour switched on.
+    for (case, define) in [
+        ("missing_symbol", "BROKEN_OMIT_STEP"),
+        ("create_null", "BROKEN_CREATE_NULL"),
+        ("step_error", "BROKEN_STEP_ERROR"),
+        ("nan_output", "BROKEN_NAN_OUTPUT"),
+        ("out_of_range", "BROKEN_OUT_OF_RANGE"),
+    ] {
+        let case_define = format!("BROKEN_CASE=\"{case}\"");
+        shared_lib(
+            &format!("lockstep_broken_{case}"),
+            &src,
+            include,
+            &[define, &case_define],
+            dir,
+        );
+    }
+
+    // Cases compiled against an altered copy of the header.
+    let version_line = header
+        .lines()
+        .find(|l| l.starts_with("#define LOCKSTEP_AUTOPILOT_ABI_VERSION "))
+        .expect("autopilot.h defines LOCKSTEP_AUTOPILOT_ABI_VERSION");
+    let version: u32 = version_line
+        .rsplit(' ')
+        .next()
+        .and_then(|v| v.parse().ok())
+        .expect("LOCKSTEP_AUTOPILOT_ABI_VERSION is an integer");
+    let altered = [
+        (
+            "abi_version",
+            mutate(
+                "abi_version",
+                &header,
+                version_line,
+                &format!("#define LOCKSTEP_AUTOPILOT_ABI_VERSION {}", version + 1000),
+            ),
+        ),
+        ("sensor_size", {
+            let h = mutate(
+                "sensor_size",
+                &header,
+                "  lockstep_commands commands;\n} lockstep_sensor_frame;",
+                "  lockstep_commands commands;\n  uint64_t extra_timestamp_us;\n} lockstep_sensor_frame;",
+            );
+            let entry =
+                "LOCKSTEP_LAYOUT_STRUCT(lockstep_sensor_frame, commands, lockstep_commands),";
+            mutate(
+                "sensor_size",
+                &h,
+                entry,
+                &format!(
+                    "{entry} \\\n      LOCKSTEP_LAYOUT_SCALAR(lockstep_sensor_frame, extra_timestamp_us),"
+                ),
+            )
+        }),
+        (
+            "swapped_fields",
+            mutate(
+                "swapped_fields",
+                &header,
+                "  float pressure_pa;\n  float temperature_c;\n} lockstep_baro;",
+                "  float temperature_c;\n  float pressure_pa;\n} lockstep_baro;",
+            ),
+        ),
+        (
+            "type_changed",
+            mutate(
+                "type_changed",
+                &header,
+                "  uint32_t fix_type;",
+                "  float fix_type;",
+            ),
+        ),
+    ];
+    for (case, text) in altered {
+        let inc = dir.join(format!("include_{case}"));
+        std::fs::create_dir_all(inc.join("lockstep")).expect("create fixture include dir");
+        std::fs::write(inc.join("lockstep/autopilot.h"), text).expect("write fixture header");
+        let case_define = format!("BROKEN_CASE=\"{case}\"");
+        shared_lib(
+            &format!("lockstep_broken_{case}"),
+            &src,
+            &inc,
+            &[&case_define],
+            dir,
+        );
+    }
+}

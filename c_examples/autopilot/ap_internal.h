@@ -1,0 +1,115 @@
+/* Internal state of the reference autopilot. */
+#ifndef AP_INTERNAL_H
+#define AP_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lockstep/autopilot.h"
+
+#define AP_MAX_MISSION 256
+#define AP_ERR_LEN 256
+
+/* Tunable parameters (names in params.c). Units in the comments. */
+typedef struct ap_params {
+  float xy_p, z_p;                      /* position gains, 1/s */
+  float xy_vel_p, xy_vel_i, xy_vel_d;   /* velocity gains, 1/s, 1/s^2, 1 */
+  float z_vel_p, z_vel_i, z_vel_d;      /* velocity gains, 1/s, 1/s^2, 1 */
+  float xy_vel_max, z_vel_max_up, z_vel_max_dn; /* m/s */
+  float acc_hor_max;                    /* m/s^2 */
+  float tilt_max_deg;                   /* deg */
+  float thr_min_frac;                   /* minimum collective, fraction of weight */
+  float land_speed, tko_speed;          /* m/s */
+  float att_p[3];                       /* attitude gains roll, pitch, yaw, 1/s */
+  float rate_p[3], rate_i[3], rate_d[3];/* rate gains on angular acceleration: 1/s, 1/s^2, 1 */
+  float rate_int_lim;                   /* rad/s^2 */
+  float rate_max_rp_deg, rate_max_y_deg;/* deg/s */
+  float acc_rad, acc_alt;               /* waypoint acceptance, m */
+  float takeoff_alt, rtl_alt;           /* m above home */
+  float land_trig_time_s, disarm_land_s;/* s (disarm < 0: never) */
+  float mot_idle;                       /* motor command when armed idle / minimum in flight */
+  int32_t yaw_to_wp;                    /* 1: face the next waypoint */
+  int32_t low_bat_act;                  /* 0 none, 1 critical -> RTL and emergency -> LAND */
+} ap_params;
+
+typedef struct ap_mixer {
+  uint32_t n;
+  float B[4][LOCKSTEP_MAX_ROTORS]; /* roll, pitch, yaw torque and collective thrust per N of rotor thrust */
+  float M[LOCKSTEP_MAX_ROTORS][4]; /* pseudo-inverse of B */
+  float tmax[LOCKSTEP_MAX_ROTORS];
+  float f; /* thrust model factor */
+} ap_mixer;
+
+/* What the mode logic asks of the position controller. */
+typedef struct ap_target {
+  float pos[3];
+  float yaw;
+  int vz_override; /* 1: track vz below instead of pos[2] */
+  float vz;
+  float xy_speed_max; /* m/s, on top of MPC_XY_VEL_MAX */
+  float z_up_max;     /* m/s, on top of MPC_Z_VEL_MAX_UP */
+} ap_target;
+
+enum ap_rtl_phase { AP_RTL_CLIMB, AP_RTL_RETURN, AP_RTL_DESCEND };
+
+struct lockstep_autopilot {
+  lockstep_autopilot_config cfg;
+  ap_params p;
+  ap_mixer mixer;
+  lockstep_mission_item mission[AP_MAX_MISSION];
+  uint32_t mission_count;
+  char last_error[AP_ERR_LEN];
+
+  /* runtime (cleared by reset) */
+  uint64_t last_time_us;
+  int has_time;
+  uint32_t mode;
+  int have_estimate;
+  float pos[3], vel[3], q[4], rates[3];
+  int landed_flag;
+  uint32_t battery_warning;
+  float home[3];
+  ap_target tgt;
+  int32_t mis_idx;
+  int mission_finished;
+  int wp_reached;
+  uint64_t wp_reached_us;
+  int takeoff_then_mission; /* TAKEOFF mode continues into the mission */
+  int takeoff_advance;      /* ... past item mis_idx (a TAKEOFF item) */
+  int land_from_mission;    /* LAND mode entered from a mission LAND item */
+  uint32_t bat_action_level;
+  int rtl_phase;
+  uint64_t land_since_us;
+  int land_candidate;
+  uint64_t landed_since_us;
+  float vel_int[3], vel_prev[3];
+  float rate_int[3], rates_prev[3];
+  int ctrl_init;
+  lockstep_setpoints sp;
+  float thrust_cmd[LOCKSTEP_MAX_ROTORS];
+};
+typedef struct lockstep_autopilot ap_t;
+
+/* autopilot.c */
+void ap_set_error(ap_t *ap, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* params.c */
+void ap_params_default(ap_params *p);
+/* mixer.c */
+int ap_mixer_build(ap_mixer *m, const lockstep_autopilot_config *cfg, char *err, size_t err_len);
+void ap_mixer_allocate(const ap_mixer *m, const float torque[3], float thrust, float tmin_frac,
+                       float thrust_out[LOCKSTEP_MAX_ROTORS]);
+float ap_thrust_to_cmd(float frac, float f);
+float ap_cmd_to_thrust(float cmd, float f);
+/* geo.c */
+void ap_geo_to_ned(const lockstep_autopilot_config *cfg, double lat_deg, double lon_deg, float out_ne[2]);
+/* control.c */
+void ap_control_reset(ap_t *ap);
+void ap_control_run(ap_t *ap, float dt, float torque[3], float *thrust);
+/* modes.c */
+void ap_modes_reset(ap_t *ap);
+void ap_modes_commands(ap_t *ap, const lockstep_commands *cmd, uint64_t now);
+void ap_modes_update(ap_t *ap, uint64_t now);
+int ap_mode_flying(uint32_t mode);
+int ap_mission_validate(ap_t *ap, const lockstep_mission_item *items, size_t count);
+
+#endif

@@ -1,0 +1,162 @@
+/* Cascaded multirotor control:
+ * position (P) -> velocity (PID, anti-windup) -> acceleration -> thrust vector
+ * with tilt limit -> attitude (quaternion error, P) -> body rates (PID on
+ * angular acceleration, scaled by the inertia, plus gyroscopic feed-forward)
+ * -> torque and collective thrust for the mixer. */
+#include <math.h>
+#include <string.h>
+
+#include "ap_internal.h"
+#include "ap_math.h"
+
+void ap_control_reset(ap_t *ap) {
+  memset(ap->vel_int, 0, sizeof(ap->vel_int));
+  memset(ap->rate_int, 0, sizeof(ap->rate_int));
+  memcpy(ap->vel_prev, ap->vel, sizeof(ap->vel_prev));
+  memcpy(ap->rates_prev, ap->rates, sizeof(ap->rates_prev));
+  ap->ctrl_init = 1;
+}
+
+/* Position and velocity loops: writes the NED acceleration setpoint and the
+ * resulting thrust vector (N, NED). */
+static void position_velocity(ap_t *ap, float dt, float thrust_vec[3]) {
+  const ap_params *p = &ap->p;
+  const ap_target *t = &ap->tgt;
+  float g = ap->cfg.gravity_mps2, mass = ap->cfg.mass_kg;
+  float vsp[3];
+  vsp[0] = p->xy_p * (t->pos[0] - ap->pos[0]);
+  vsp[1] = p->xy_p * (t->pos[1] - ap->pos[1]);
+  float vxy = sqrtf(vsp[0] * vsp[0] + vsp[1] * vsp[1]);
+  float vmax = fminf(p->xy_vel_max, t->xy_speed_max);
+  if (vxy > vmax) {
+    vsp[0] *= vmax / vxy;
+    vsp[1] *= vmax / vxy;
+  }
+  vsp[2] = t->vz_override ? t->vz : p->z_p * (t->pos[2] - ap->pos[2]);
+  vsp[2] = ap_clampf(vsp[2], -fminf(p->z_vel_max_up, t->z_up_max), p->z_vel_max_dn);
+
+  float kp[3] = {p->xy_vel_p, p->xy_vel_p, p->z_vel_p};
+  float ki[3] = {p->xy_vel_i, p->xy_vel_i, p->z_vel_i};
+  float kd[3] = {p->xy_vel_d, p->xy_vel_d, p->z_vel_d};
+  float acc[3], err[3];
+  for (int i = 0; i < 3; i++) {
+    err[i] = vsp[i] - ap->vel[i];
+    float dvel = dt > 0.0f ? (ap->vel[i] - ap->vel_prev[i]) / dt : 0.0f;
+    acc[i] = kp[i] * err[i] + ap->vel_int[i] - kd[i] * dvel;
+    ap->vel_prev[i] = ap->vel[i];
+  }
+  /* Horizontal acceleration limit, then thrust vector with minimum collective
+   * and tilt limit. */
+  float axy = sqrtf(acc[0] * acc[0] + acc[1] * acc[1]);
+  int sat_xy = 0, sat_z = 0;
+  if (axy > p->acc_hor_max) {
+    acc[0] *= p->acc_hor_max / axy;
+    acc[1] *= p->acc_hor_max / axy;
+    sat_xy = 1;
+  }
+  float f[3] = {mass * acc[0], mass * acc[1], mass * (acc[2] - g)};
+  float fz_max = -p->thr_min_frac * mass * g; /* most downward (least upward) allowed */
+  if (f[2] > fz_max) {
+    f[2] = fz_max;
+    sat_z = 1;
+  }
+  float total_max = 0.0f;
+  for (uint32_t i = 0; i < ap->mixer.n; i++) total_max += ap->mixer.tmax[i] * -ap->mixer.B[3][i];
+  if (-f[2] > 0.95f * total_max) {
+    f[2] = -0.95f * total_max;
+    sat_z = 1;
+  }
+  float tilt_max = p->tilt_max_deg * (float)AP_PI / 180.0f;
+  float fxy = sqrtf(f[0] * f[0] + f[1] * f[1]);
+  float fxy_max = -f[2] * tanf(tilt_max);
+  if (fxy > fxy_max && fxy > 0.0f) {
+    f[0] *= fxy_max / fxy;
+    f[1] *= fxy_max / fxy;
+    sat_xy = 1;
+  }
+  /* Anti-windup: integrate an axis only when its output is not saturated in
+   * the direction of the error; clamp the integrators. */
+  for (int i = 0; i < 3; i++) {
+    int sat = i < 2 ? sat_xy : sat_z;
+    float lim = i < 2 ? p->acc_hor_max : g;
+    float tentative = ap->vel_int[i] + ki[i] * err[i] * dt;
+    /* The error pushes further into saturation when it has the sign of the
+     * demanded acceleration (z: positive = wants less thrust). */
+    int pushes_out = err[i] * acc[i] > 0.0f;
+    if (!(sat && pushes_out)) ap->vel_int[i] = ap_clampf(tentative, -lim, lim);
+  }
+  for (int i = 0; i < 3; i++) {
+    thrust_vec[i] = f[i];
+    ap->sp.position_ned_m[i] = t->vz_override && i == 2 ? ap->pos[2] : t->pos[i];
+    ap->sp.velocity_ned_mps[i] = vsp[i];
+    ap->sp.accel_ned_mps2[i] = acc[i];
+  }
+}
+
+/* Attitude setpoint from the thrust vector and yaw. */
+static void attitude_setpoint(const float f[3], float yaw, float q_sp[4]) {
+  float n = ap_norm3(f);
+  float bz[3] = {0.0f, 0.0f, 1.0f};
+  if (n > 1e-6f)
+    for (int i = 0; i < 3; i++) bz[i] = -f[i] / n;
+  float xc[3] = {cosf(yaw), sinf(yaw), 0.0f};
+  float by[3], bx[3];
+  ap_cross3(bz, xc, by);
+  float nb = ap_norm3(by);
+  if (nb < 1e-6f) { /* thrust horizontal along the heading: pick any */
+    by[0] = -sinf(yaw);
+    by[1] = cosf(yaw);
+    by[2] = 0.0f;
+  } else {
+    for (int i = 0; i < 3; i++) by[i] /= nb;
+  }
+  ap_cross3(by, bz, bx);
+  ap_quat_from_axes(bx, by, bz, q_sp);
+}
+
+void ap_control_run(ap_t *ap, float dt, float torque[3], float *thrust) {
+  const ap_params *p = &ap->p;
+  if (!ap->ctrl_init) ap_control_reset(ap);
+  float f[3];
+  position_velocity(ap, dt, f);
+  float q_sp[4];
+  attitude_setpoint(f, ap->tgt.yaw, q_sp);
+
+  /* Attitude: q_err = q^-1 (x) q_sp, rate setpoint 2*sign(w)*K*vec(q_err). */
+  float qc[4] = {ap->q[0], -ap->q[1], -ap->q[2], -ap->q[3]}, qe[4];
+  ap_quat_mul(qc, q_sp, qe);
+  float sgn = qe[0] >= 0.0f ? 1.0f : -1.0f;
+  float rmax[3] = {p->rate_max_rp_deg, p->rate_max_rp_deg, p->rate_max_y_deg};
+  float rsp[3];
+  for (int i = 0; i < 3; i++) {
+    float lim = rmax[i] * (float)AP_PI / 180.0f;
+    rsp[i] = ap_clampf(2.0f * sgn * p->att_p[i] * qe[i + 1], -lim, lim);
+  }
+
+  /* Rates: angular acceleration command, times inertia, plus w x Jw. */
+  const float *J = ap->cfg.inertia_diag_kgm2;
+  float alpha[3];
+  for (int i = 0; i < 3; i++) {
+    float e = rsp[i] - ap->rates[i];
+    float dw = dt > 0.0f ? (ap->rates[i] - ap->rates_prev[i]) / dt : 0.0f;
+    alpha[i] = p->rate_p[i] * e + ap->rate_int[i] - p->rate_d[i] * dw;
+    ap->rate_int[i] = ap_clampf(ap->rate_int[i] + p->rate_i[i] * e * dt, -p->rate_int_lim, p->rate_int_lim);
+    ap->rates_prev[i] = ap->rates[i];
+  }
+  float jw[3] = {J[0] * ap->rates[0], J[1] * ap->rates[1], J[2] * ap->rates[2]}, gyro[3];
+  ap_cross3(ap->rates, jw, gyro);
+  for (int i = 0; i < 3; i++) torque[i] = J[i] * alpha[i] + gyro[i];
+
+  /* Collective: the thrust vector projected on the current body -z axis
+   * keeps the vertical force right while the attitude converges. */
+  float bz_body[3] = {0.0f, 0.0f, 1.0f}, bz_ned[3];
+  ap_quat_rotate(ap->q, bz_body, bz_ned);
+  float proj = -ap_dot3(f, bz_ned);
+  *thrust = fmaxf(proj, p->thr_min_frac * ap->cfg.mass_kg * ap->cfg.gravity_mps2);
+
+  ap->sp.yaw_rad = ap->tgt.yaw;
+  memcpy(ap->sp.attitude_q, q_sp, sizeof(q_sp));
+  memcpy(ap->sp.rates_frd_radps, rsp, sizeof(rsp));
+  memcpy(ap->sp.torque_frd_nm, torque, 3 * sizeof(float));
+  ap->sp.thrust_n = *thrust;
+}

@@ -1,0 +1,329 @@
+/* The mode machine and mission logic:
+ *   DISARMED -arm-> IDLE -takeoff/mission start-> TAKEOFF -> MISSION
+ *   -> LAND -> LANDED -(COM_DISARM_LAND s)-> DISARMED;
+ *   HOLD, RTL and LAND on command from any flying mode; battery failsafe. */
+#include <math.h>
+#include <string.h>
+
+#include "ap_internal.h"
+#include "ap_math.h"
+
+#define AP_FAR 1e9f
+
+int ap_mode_flying(uint32_t mode) {
+  return mode == LOCKSTEP_MODE_TAKEOFF || mode == LOCKSTEP_MODE_MISSION || mode == LOCKSTEP_MODE_HOLD ||
+         mode == LOCKSTEP_MODE_RTL || mode == LOCKSTEP_MODE_LAND;
+}
+
+static int on_ground(const ap_t *ap) {
+  return ap->mode == LOCKSTEP_MODE_IDLE || ap->mode == LOCKSTEP_MODE_LANDED;
+}
+
+static uint64_t seconds_to_us(float s) { return s <= 0.0f ? 0u : (uint64_t)llroundf(s * 1e6f); }
+
+static float horizontal_dist(const ap_t *ap, const float target[3]) {
+  float d[3] = {target[0] - ap->pos[0], target[1] - ap->pos[1], 0.0f};
+  return ap_norm2(d);
+}
+
+static void target_here(ap_t *ap) {
+  memcpy(ap->tgt.pos, ap->pos, sizeof(ap->tgt.pos));
+  ap->tgt.yaw = ap_quat_yaw(ap->q);
+  ap->tgt.vz_override = 0;
+  ap->tgt.vz = 0.0f;
+  ap->tgt.xy_speed_max = AP_FAR;
+  ap->tgt.z_up_max = AP_FAR;
+}
+
+static void enter_hold(ap_t *ap) {
+  target_here(ap);
+  ap->mode = LOCKSTEP_MODE_HOLD;
+}
+
+static void enter_land(ap_t *ap, int from_mission) {
+  float yaw = ap->tgt.yaw;
+  target_here(ap);
+  ap->tgt.yaw = yaw;
+  ap->tgt.vz_override = 1;
+  ap->tgt.vz = ap->p.land_speed;
+  ap->land_candidate = 0;
+  ap->land_from_mission = from_mission;
+  ap->mode = LOCKSTEP_MODE_LAND;
+}
+
+static void enter_rtl(ap_t *ap) {
+  target_here(ap);
+  ap->tgt.pos[2] = fminf(ap->pos[2], ap->home[2] - ap->p.rtl_alt);
+  ap->rtl_phase = AP_RTL_CLIMB;
+  ap->land_candidate = 0;
+  ap->mode = LOCKSTEP_MODE_RTL;
+}
+
+static void enter_takeoff(ap_t *ap, float z_target) {
+  target_here(ap);
+  ap->tgt.pos[2] = z_target;
+  ap->tgt.z_up_max = ap->p.tko_speed;
+  ap_control_reset(ap);
+  ap->mode = LOCKSTEP_MODE_TAKEOFF;
+}
+
+/* NED target of a positional item; lat = lon = 0 means "here". */
+static void item_ned(const ap_t *ap, const lockstep_mission_item *it, float out[3]) {
+  if (it->lat_deg == 0.0 && it->lon_deg == 0.0) {
+    out[0] = ap->pos[0];
+    out[1] = ap->pos[1];
+  } else {
+    ap_geo_to_ned(&ap->cfg, it->lat_deg, it->lon_deg, out);
+  }
+  if (it->frame == LOCKSTEP_MAV_FRAME_GLOBAL)
+    out[2] = -(float)((double)it->alt_m - ap->cfg.origin_alt_m);
+  else
+    out[2] = ap->home[2] - it->alt_m;
+}
+
+static void setup_item(ap_t *ap, int32_t idx);
+
+static void finish_mission(ap_t *ap) {
+  ap->mission_finished = 1;
+  ap->mis_idx = (int32_t)ap->mission_count - 1;
+  enter_hold(ap);
+}
+
+static void setup_item(ap_t *ap, int32_t idx) {
+  if (idx < 0 || (uint32_t)idx >= ap->mission_count) {
+    finish_mission(ap);
+    return;
+  }
+  const lockstep_mission_item *it = &ap->mission[idx];
+  float yaw = ap->tgt.yaw;
+  ap->mis_idx = idx;
+  ap->wp_reached = 0;
+  ap->mode = LOCKSTEP_MODE_MISSION;
+  target_here(ap);
+  ap->tgt.yaw = yaw;
+  switch (it->command) {
+    case LOCKSTEP_MAV_CMD_NAV_TAKEOFF: {
+      float t[3];
+      item_ned(ap, it, t);
+      ap->tgt.pos[2] = t[2];
+      ap->tgt.z_up_max = ap->p.tko_speed;
+      break;
+    }
+    case LOCKSTEP_MAV_CMD_NAV_LAND:
+      item_ned(ap, it, ap->tgt.pos);
+      ap->tgt.pos[2] = ap->pos[2]; /* approach at the current altitude */
+      break;
+    case LOCKSTEP_MAV_CMD_NAV_RETURN_TO_LAUNCH:
+      enter_rtl(ap);
+      break;
+    default: /* WAYPOINT, LOITER_TIME */
+      item_ned(ap, it, ap->tgt.pos);
+      if (ap->p.yaw_to_wp && horizontal_dist(ap, ap->tgt.pos) > 1.0f)
+        ap->tgt.yaw = atan2f(ap->tgt.pos[1] - ap->pos[1], ap->tgt.pos[0] - ap->pos[0]);
+      break;
+  }
+}
+
+static void begin_mission(ap_t *ap, int32_t idx) {
+  if (ap->mission_count == 0) {
+    ap_set_error(ap, "mission start refused: no mission uploaded");
+    return;
+  }
+  ap->mission_finished = 0;
+  if (on_ground(ap)) {
+    const lockstep_mission_item *it = &ap->mission[idx];
+    float z = ap->home[2] - ap->p.takeoff_alt;
+    ap->takeoff_advance = it->command == LOCKSTEP_MAV_CMD_NAV_TAKEOFF;
+    if (ap->takeoff_advance) {
+      float t[3];
+      item_ned(ap, it, t);
+      z = t[2];
+    }
+    ap->mis_idx = idx;
+    ap->takeoff_then_mission = 1;
+    enter_takeoff(ap, z);
+  } else {
+    setup_item(ap, idx);
+  }
+}
+
+void ap_modes_reset(ap_t *ap) {
+  ap->mode = LOCKSTEP_MODE_DISARMED;
+  ap->mis_idx = -1;
+  ap->mission_finished = 0;
+  ap->takeoff_then_mission = 0;
+}
+
+static void arm(ap_t *ap) {
+  if (!ap->have_estimate) {
+    ap_set_error(ap, "arming refused: no estimated state received yet");
+    return;
+  }
+  memcpy(ap->home, ap->pos, sizeof(ap->home));
+  target_here(ap);
+  ap_control_reset(ap);
+  ap->mode = LOCKSTEP_MODE_IDLE;
+}
+
+void ap_modes_commands(ap_t *ap, const lockstep_commands *cmd, uint64_t now) {
+  (void)now;
+  if (cmd->arm_request == LOCKSTEP_ARM_ARM && ap->mode == LOCKSTEP_MODE_DISARMED) arm(ap);
+  if (cmd->arm_request == LOCKSTEP_ARM_DISARM && ap->mode != LOCKSTEP_MODE_DISARMED) {
+    ap->mode = LOCKSTEP_MODE_DISARMED;
+    ap->takeoff_then_mission = 0;
+  }
+  uint32_t req = cmd->mode_request;
+  if (req != LOCKSTEP_MODE_NONE) {
+    int flying = ap_mode_flying(ap->mode);
+    /* On the ground the vehicle may be told to hold/RTL only when the
+     * ground-contact sensor says it is not resting on the ground. */
+    int airborne = flying || (on_ground(ap) && !ap->landed_flag);
+    if (ap->mode == LOCKSTEP_MODE_DISARMED) {
+      ap_set_error(ap, "mode request %u refused: disarmed", (unsigned)req);
+    } else if (req == LOCKSTEP_MODE_HOLD && airborne) {
+      enter_hold(ap);
+    } else if (req == LOCKSTEP_MODE_RTL && airborne) {
+      enter_rtl(ap);
+    } else if (req == LOCKSTEP_MODE_LAND && flying) {
+      enter_land(ap, 0);
+    } else if (req == LOCKSTEP_MODE_TAKEOFF && on_ground(ap)) {
+      ap->takeoff_then_mission = 0;
+      enter_takeoff(ap, ap->pos[2] - ap->p.takeoff_alt);
+    } else if (req == LOCKSTEP_MODE_MISSION && ap->mission_count > 0) {
+      begin_mission(ap, ap->mis_idx < 0 || ap->mission_finished ? 0 : ap->mis_idx);
+    } else {
+      ap_set_error(ap, "mode request %u refused in mode %u", (unsigned)req, (unsigned)ap->mode);
+    }
+  }
+  if (cmd->mission_start && ap->mode != LOCKSTEP_MODE_DISARMED) begin_mission(ap, 0);
+}
+
+static void land_detect(ap_t *ap, uint64_t now) {
+  float weight = ap->cfg.mass_kg * ap->cfg.gravity_mps2;
+  int cond = ap->landed_flag || (fabsf(ap->vel[2]) < 0.2f && ap->sp.thrust_n < 0.5f * weight);
+  if (!cond) {
+    ap->land_candidate = 0;
+    return;
+  }
+  if (!ap->land_candidate) {
+    ap->land_candidate = 1;
+    ap->land_since_us = now;
+    return;
+  }
+  if (now - ap->land_since_us >= seconds_to_us(ap->p.land_trig_time_s)) {
+    if (ap->land_from_mission && (uint32_t)(ap->mis_idx + 1) >= ap->mission_count) ap->mission_finished = 1;
+    ap->land_from_mission = 0;
+    ap->mode = LOCKSTEP_MODE_LANDED;
+    ap->landed_since_us = now;
+  }
+}
+
+static void mission_update(ap_t *ap, uint64_t now) {
+  const lockstep_mission_item *it = &ap->mission[ap->mis_idx];
+  float dz = fabsf(ap->tgt.pos[2] - ap->pos[2]);
+  switch (it->command) {
+    case LOCKSTEP_MAV_CMD_NAV_TAKEOFF:
+      if (dz < ap->p.acc_alt) setup_item(ap, ap->mis_idx + 1);
+      return;
+    case LOCKSTEP_MAV_CMD_NAV_LAND:
+      if (horizontal_dist(ap, ap->tgt.pos) < ap->p.acc_rad) enter_land(ap, 1);
+      return;
+    default:
+      break;
+  }
+  if (!ap->wp_reached) {
+    float acc = (it->command == LOCKSTEP_MAV_CMD_NAV_WAYPOINT && it->param2 > 0.0f) ? it->param2 : ap->p.acc_rad;
+    if (horizontal_dist(ap, ap->tgt.pos) < acc && dz < ap->p.acc_alt) {
+      ap->wp_reached = 1;
+      ap->wp_reached_us = now;
+    }
+    return;
+  }
+  if (now - ap->wp_reached_us >= seconds_to_us(it->param1) && it->autocontinue)
+    setup_item(ap, ap->mis_idx + 1);
+}
+
+static void battery_failsafe(ap_t *ap) {
+  if (!ap->p.low_bat_act || !ap_mode_flying(ap->mode)) return;
+  uint32_t w = ap->battery_warning;
+  if (w <= ap->bat_action_level) return;
+  ap->bat_action_level = w;
+  if (w >= LOCKSTEP_BATTERY_EMERGENCY && ap->mode != LOCKSTEP_MODE_LAND)
+    enter_land(ap, 0);
+  else if (w == LOCKSTEP_BATTERY_CRITICAL && ap->mode != LOCKSTEP_MODE_LAND && ap->mode != LOCKSTEP_MODE_RTL)
+    enter_rtl(ap);
+}
+
+void ap_modes_update(ap_t *ap, uint64_t now) {
+  battery_failsafe(ap);
+  switch (ap->mode) {
+    case LOCKSTEP_MODE_TAKEOFF:
+      if (fabsf(ap->tgt.pos[2] - ap->pos[2]) < ap->p.acc_alt) {
+        if (ap->takeoff_then_mission) {
+          ap->takeoff_then_mission = 0;
+          setup_item(ap, ap->takeoff_advance ? ap->mis_idx + 1 : ap->mis_idx);
+        } else {
+          enter_hold(ap);
+        }
+      }
+      break;
+    case LOCKSTEP_MODE_MISSION:
+      mission_update(ap, now);
+      break;
+    case LOCKSTEP_MODE_RTL:
+      if (ap->rtl_phase == AP_RTL_CLIMB && fabsf(ap->tgt.pos[2] - ap->pos[2]) < ap->p.acc_alt) {
+        ap->rtl_phase = AP_RTL_RETURN;
+        ap->tgt.pos[0] = ap->home[0];
+        ap->tgt.pos[1] = ap->home[1];
+      } else if (ap->rtl_phase == AP_RTL_RETURN && horizontal_dist(ap, ap->home) < 0.5f * ap->p.acc_rad) {
+        ap->rtl_phase = AP_RTL_DESCEND;
+        ap->tgt.vz_override = 1;
+        ap->tgt.vz = ap->p.land_speed;
+        ap->land_candidate = 0;
+      } else if (ap->rtl_phase == AP_RTL_DESCEND) {
+        land_detect(ap, now);
+      }
+      break;
+    case LOCKSTEP_MODE_LAND:
+      land_detect(ap, now);
+      break;
+    case LOCKSTEP_MODE_LANDED:
+      if (ap->p.disarm_land_s >= 0.0f && now - ap->landed_since_us >= seconds_to_us(ap->p.disarm_land_s))
+        ap->mode = LOCKSTEP_MODE_DISARMED;
+      break;
+    default:
+      break;
+  }
+}
+
+int ap_mission_validate(ap_t *ap, const lockstep_mission_item *items, size_t count) {
+  if (count > AP_MAX_MISSION) {
+    ap_set_error(ap, "mission has %zu items, at most %d are supported", count, AP_MAX_MISSION);
+    return 0;
+  }
+  for (size_t i = 0; i < count; i++) {
+    const lockstep_mission_item *it = &items[i];
+    uint32_t c = it->command;
+    if (c != LOCKSTEP_MAV_CMD_NAV_WAYPOINT && c != LOCKSTEP_MAV_CMD_NAV_LOITER_TIME &&
+        c != LOCKSTEP_MAV_CMD_NAV_RETURN_TO_LAUNCH && c != LOCKSTEP_MAV_CMD_NAV_LAND &&
+        c != LOCKSTEP_MAV_CMD_NAV_TAKEOFF) {
+      ap_set_error(ap, "mission item %zu: command %u is not supported", i, (unsigned)c);
+      return 0;
+    }
+    if (c != LOCKSTEP_MAV_CMD_NAV_RETURN_TO_LAUNCH && it->frame != LOCKSTEP_MAV_FRAME_GLOBAL &&
+        it->frame != LOCKSTEP_MAV_FRAME_GLOBAL_RELATIVE_ALT) {
+      ap_set_error(ap, "mission item %zu: frame %u is not supported (0 or 3)", i, (unsigned)it->frame);
+      return 0;
+    }
+    if (!isfinite(it->lat_deg) || !isfinite(it->lon_deg) || fabs(it->lat_deg) > 90.0 ||
+        fabs(it->lon_deg) > 180.0 || !isfinite(it->alt_m) || !isfinite(it->param1) || !isfinite(it->param2)) {
+      ap_set_error(ap, "mission item %zu: position or parameters out of range", i);
+      return 0;
+    }
+    if (it->param1 < 0.0f && (c == LOCKSTEP_MAV_CMD_NAV_WAYPOINT || c == LOCKSTEP_MAV_CMD_NAV_LOITER_TIME)) {
+      ap_set_error(ap, "mission item %zu: hold time %g s is negative", i, (double)it->param1);
+      return 0;
+    }
+  }
+  return 1;
+}
