@@ -168,10 +168,14 @@ impl AutopilotLibrary {
             reason: e.to_string(),
         })?;
         let resolved = Resolved::resolve(&lib);
-        // SAFETY (three calls): the pointers come from the library's own
-        // symbols with the header's signatures; these take no arguments.
-        let abi_version = resolved.abi_version.map(|f| unsafe { f() });
-        let capabilities = resolved.capabilities.map(|f| unsafe { f() });
+        let abi_version = resolved.abi_version.map(|f| {
+            // SAFETY: the library's own symbol with the header's signature; no arguments.
+            unsafe { f() }
+        });
+        let capabilities = resolved.capabilities.map(|f| {
+            // SAFETY: the library's own symbol with the header's signature; no arguments.
+            unsafe { f() }
+        });
         let name = resolved.optional.name.and_then(|f| {
             // SAFETY: returns a static NUL-terminated string or NULL.
             let p = unsafe { f() };

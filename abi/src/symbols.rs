@@ -111,27 +111,66 @@ pub(crate) struct Resolved {
 impl Resolved {
     /// Looks up every symbol of the header in `lib`.
     pub fn resolve(lib: &Library) -> Self {
-        // SAFETY (each probe below): the type parameter is the header's own
-        // function pointer typedef for the symbol named next to it.
-        unsafe {
-            Resolved {
-                abi_version: probe(lib, c"lockstep_autopilot_abi_version"),
-                layout: probe(lib, c"lockstep_autopilot_layout"),
-                capabilities: probe(lib, c"lockstep_autopilot_capabilities"),
-                create: probe(lib, c"lockstep_autopilot_create"),
-                step: probe(lib, c"lockstep_autopilot_step"),
-                destroy: probe(lib, c"lockstep_autopilot_destroy"),
-                optional: Optional {
-                    mission_upload: probe(lib, c"lockstep_autopilot_mission_upload"),
-                    param_set_f32: probe(lib, c"lockstep_autopilot_param_set_f32"),
-                    param_get_f32: probe(lib, c"lockstep_autopilot_param_get_f32"),
-                    param_set_i32: probe(lib, c"lockstep_autopilot_param_set_i32"),
-                    param_get_i32: probe(lib, c"lockstep_autopilot_param_get_i32"),
-                    reset: probe(lib, c"lockstep_autopilot_reset"),
-                    name: probe(lib, c"lockstep_autopilot_name"),
-                    last_error: probe(lib, c"lockstep_autopilot_last_error"),
-                },
-            }
+        macro_rules! sym {
+            ($ty:ty, $name:literal) => {{
+                // SAFETY: the type is the header's own function pointer
+                // typedef for the symbol of that name.
+                unsafe { probe::<Bare<$ty>>(lib, $name) }
+            }};
+        }
+        Resolved {
+            abi_version: sym!(
+                ffi::lockstep_autopilot_abi_version_fn,
+                c"lockstep_autopilot_abi_version"
+            ),
+            layout: sym!(
+                ffi::lockstep_autopilot_layout_fn,
+                c"lockstep_autopilot_layout"
+            ),
+            capabilities: sym!(
+                ffi::lockstep_autopilot_capabilities_fn,
+                c"lockstep_autopilot_capabilities"
+            ),
+            create: sym!(
+                ffi::lockstep_autopilot_create_fn,
+                c"lockstep_autopilot_create"
+            ),
+            step: sym!(ffi::lockstep_autopilot_step_fn, c"lockstep_autopilot_step"),
+            destroy: sym!(
+                ffi::lockstep_autopilot_destroy_fn,
+                c"lockstep_autopilot_destroy"
+            ),
+            optional: Optional {
+                mission_upload: sym!(
+                    ffi::lockstep_autopilot_mission_upload_fn,
+                    c"lockstep_autopilot_mission_upload"
+                ),
+                param_set_f32: sym!(
+                    ffi::lockstep_autopilot_param_set_f32_fn,
+                    c"lockstep_autopilot_param_set_f32"
+                ),
+                param_get_f32: sym!(
+                    ffi::lockstep_autopilot_param_get_f32_fn,
+                    c"lockstep_autopilot_param_get_f32"
+                ),
+                param_set_i32: sym!(
+                    ffi::lockstep_autopilot_param_set_i32_fn,
+                    c"lockstep_autopilot_param_set_i32"
+                ),
+                param_get_i32: sym!(
+                    ffi::lockstep_autopilot_param_get_i32_fn,
+                    c"lockstep_autopilot_param_get_i32"
+                ),
+                reset: sym!(
+                    ffi::lockstep_autopilot_reset_fn,
+                    c"lockstep_autopilot_reset"
+                ),
+                name: sym!(ffi::lockstep_autopilot_name_fn, c"lockstep_autopilot_name"),
+                last_error: sym!(
+                    ffi::lockstep_autopilot_last_error_fn,
+                    c"lockstep_autopilot_last_error"
+                ),
+            },
         }
     }
 

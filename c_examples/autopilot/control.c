@@ -61,7 +61,7 @@ static void position_velocity(ap_t *ap, float dt, float thrust_vec[3]) {
     sat_z = 1;
   }
   float total_max = 0.0f;
-  for (uint32_t i = 0; i < ap->mixer.n; i++) total_max += ap->mixer.tmax[i] * -ap->mixer.B[3][i];
+  for (uint32_t i = 0; i < ap->mixer.n; i++) total_max += ap->mixer.tmax[i] * ap->mixer.B[3][i];
   if (-f[2] > 0.95f * total_max) {
     f[2] = -0.95f * total_max;
     sat_z = 1;

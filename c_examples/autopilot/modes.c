@@ -51,11 +51,14 @@ static void enter_land(ap_t *ap, int from_mission) {
   ap->mode = LOCKSTEP_MODE_LAND;
 }
 
-static void enter_rtl(ap_t *ap) {
+static void enter_rtl(ap_t *ap, int from_mission) {
+  float yaw = ap->tgt.yaw;
   target_here(ap);
+  ap->tgt.yaw = yaw;
   ap->tgt.pos[2] = fminf(ap->pos[2], ap->home[2] - ap->p.rtl_alt);
   ap->rtl_phase = AP_RTL_CLIMB;
   ap->land_candidate = 0;
+  ap->land_from_mission = from_mission;
   ap->mode = LOCKSTEP_MODE_RTL;
 }
 
@@ -114,7 +117,7 @@ static void setup_item(ap_t *ap, int32_t idx) {
       ap->tgt.pos[2] = ap->pos[2]; /* approach at the current altitude */
       break;
     case LOCKSTEP_MAV_CMD_NAV_RETURN_TO_LAUNCH:
-      enter_rtl(ap);
+      enter_rtl(ap, 1);
       break;
     default: /* WAYPOINT, LOITER_TIME */
       item_ned(ap, it, ap->tgt.pos);
@@ -183,7 +186,7 @@ void ap_modes_commands(ap_t *ap, const lockstep_commands *cmd, uint64_t now) {
     } else if (req == LOCKSTEP_MODE_HOLD && airborne) {
       enter_hold(ap);
     } else if (req == LOCKSTEP_MODE_RTL && airborne) {
-      enter_rtl(ap);
+      enter_rtl(ap, 0);
     } else if (req == LOCKSTEP_MODE_LAND && flying) {
       enter_land(ap, 0);
     } else if (req == LOCKSTEP_MODE_TAKEOFF && on_ground(ap)) {
@@ -195,7 +198,12 @@ void ap_modes_commands(ap_t *ap, const lockstep_commands *cmd, uint64_t now) {
       ap_set_error(ap, "mode request %u refused in mode %u", (unsigned)req, (unsigned)ap->mode);
     }
   }
-  if (cmd->mission_start && ap->mode != LOCKSTEP_MODE_DISARMED) begin_mission(ap, 0);
+  if (cmd->mission_start) {
+    if (ap->mode == LOCKSTEP_MODE_DISARMED)
+      ap_set_error(ap, "mission start refused: disarmed");
+    else
+      begin_mission(ap, 0);
+  }
 }
 
 static void land_detect(ap_t *ap, uint64_t now) {
@@ -251,7 +259,7 @@ static void battery_failsafe(ap_t *ap) {
   if (w >= LOCKSTEP_BATTERY_EMERGENCY && ap->mode != LOCKSTEP_MODE_LAND)
     enter_land(ap, 0);
   else if (w == LOCKSTEP_BATTERY_CRITICAL && ap->mode != LOCKSTEP_MODE_LAND && ap->mode != LOCKSTEP_MODE_RTL)
-    enter_rtl(ap);
+    enter_rtl(ap, 0);
 }
 
 void ap_modes_update(ap_t *ap, uint64_t now) {
