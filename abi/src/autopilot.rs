@@ -203,54 +203,84 @@ impl Autopilot {
         }
     }
 
+    /// Calls an optional parameter function with the live handle and the
+    /// name as a C string, mapping absence and failure codes to errors.
+    fn param_call<F: Copy>(
+        &self,
+        f: Option<F>,
+        symbol: &'static str,
+        action: &'static str,
+        name: &str,
+        call: impl FnOnce(F, *mut ffi::lockstep_autopilot, *const c_char) -> i32,
+    ) -> Result<(), AbiError> {
+        let f = f.ok_or(AbiError::Unsupported { symbol, action })?;
+        let c = Self::param_name(name)?;
+        let code = call(f, self.handle.as_ptr(), c.as_ptr());
+        self.param_result(name, code)
+    }
+
     /// Sets a float parameter.
     pub fn set_param_f32(&mut self, name: &str, value: f32) -> Result<(), AbiError> {
-        let f = self.lib.opt.param_set_f32.ok_or(AbiError::Unsupported {
-            symbol: "lockstep_autopilot_param_set_f32",
-            action: "set a float parameter",
-        })?;
-        let c = Self::param_name(name)?;
-        // SAFETY: the library's symbol with the header's signature; live handle, NUL-terminated name.
-        let code = unsafe { f(self.handle.as_ptr(), c.as_ptr(), value) };
-        self.param_result(name, code)
+        let f = self.lib.opt.param_set_f32;
+        self.param_call(
+            f,
+            "lockstep_autopilot_param_set_f32",
+            "set a float parameter",
+            name,
+            |f, h, n| {
+                // SAFETY: the library's symbol with the header's signature; live handle, NUL-terminated name.
+                unsafe { f(h, n, value) }
+            },
+        )
     }
 
     /// Reads a float parameter.
     pub fn param_f32(&mut self, name: &str) -> Result<f32, AbiError> {
-        let f = self.lib.opt.param_get_f32.ok_or(AbiError::Unsupported {
-            symbol: "lockstep_autopilot_param_get_f32",
-            action: "read a float parameter",
-        })?;
-        let c = Self::param_name(name)?;
         let mut v = 0.0f32;
-        // SAFETY: the library's symbol; live handle, NUL-terminated name, writable out.
-        let code = unsafe { f(self.handle.as_ptr(), c.as_ptr(), &mut v) };
-        self.param_result(name, code).map(|()| v)
+        let f = self.lib.opt.param_get_f32;
+        self.param_call(
+            f,
+            "lockstep_autopilot_param_get_f32",
+            "read a float parameter",
+            name,
+            |f, h, n| {
+                // SAFETY: the library's symbol; live handle, NUL-terminated name, writable out.
+                unsafe { f(h, n, &mut v) }
+            },
+        )?;
+        Ok(v)
     }
 
     /// Sets an integer parameter.
     pub fn set_param_i32(&mut self, name: &str, value: i32) -> Result<(), AbiError> {
-        let f = self.lib.opt.param_set_i32.ok_or(AbiError::Unsupported {
-            symbol: "lockstep_autopilot_param_set_i32",
-            action: "set an integer parameter",
-        })?;
-        let c = Self::param_name(name)?;
-        // SAFETY: the library's symbol; live handle, NUL-terminated name.
-        let code = unsafe { f(self.handle.as_ptr(), c.as_ptr(), value) };
-        self.param_result(name, code)
+        let f = self.lib.opt.param_set_i32;
+        self.param_call(
+            f,
+            "lockstep_autopilot_param_set_i32",
+            "set an integer parameter",
+            name,
+            |f, h, n| {
+                // SAFETY: the library's symbol with the header's signature; live handle, NUL-terminated name.
+                unsafe { f(h, n, value) }
+            },
+        )
     }
 
     /// Reads an integer parameter.
     pub fn param_i32(&mut self, name: &str) -> Result<i32, AbiError> {
-        let f = self.lib.opt.param_get_i32.ok_or(AbiError::Unsupported {
-            symbol: "lockstep_autopilot_param_get_i32",
-            action: "read an integer parameter",
-        })?;
-        let c = Self::param_name(name)?;
         let mut v = 0i32;
-        // SAFETY: the library's symbol; live handle, NUL-terminated name, writable out.
-        let code = unsafe { f(self.handle.as_ptr(), c.as_ptr(), &mut v) };
-        self.param_result(name, code).map(|()| v)
+        let f = self.lib.opt.param_get_i32;
+        self.param_call(
+            f,
+            "lockstep_autopilot_param_get_i32",
+            "read an integer parameter",
+            name,
+            |f, h, n| {
+                // SAFETY: the library's symbol; live handle, NUL-terminated name, writable out.
+                unsafe { f(h, n, &mut v) }
+            },
+        )?;
+        Ok(v)
     }
 
     /// Returns the instance to its just-created state (parameters and mission
