@@ -4,4 +4,15 @@
 //! The right-hand side of the plant is a deterministic function of
 //! parameters, state and held inputs, and allocates nothing.
 
+pub mod actuator;
+pub mod battery;
+pub mod bus;
+pub mod contact;
+pub mod env;
 pub mod integrate;
+pub mod multirotor;
+pub mod propulsion;
+pub mod spec;
+
+pub use multirotor::{HeldPlant, Multirotor, PlantInputs, PlantOutputs, StateLayout, Tolerances};
+pub use spec::{AircraftSpec, SpecError};

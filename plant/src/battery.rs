@@ -1,0 +1,116 @@
+//! Batteries: a Thevenin equivalent circuit (open-circuit voltage table over
+//! state of charge, series R0, one R1 || C1 branch) or an ideal source.
+
+/// Warning levels, as in `LOCKSTEP_BATTERY_*`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum BatteryWarning {
+    Ok = 0,
+    Low = 1,
+    Critical = 2,
+    Emergency = 3,
+}
+
+/// Open-circuit voltage over state of charge, piecewise linear.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OcvTable {
+    /// Strictly increasing, from 0 to 1.
+    pub soc: Vec<f64>,
+    pub voltage_v: Vec<f64>,
+}
+
+impl OcvTable {
+    /// Voltage at `soc` (clamped to [0, 1]).
+    pub fn voltage(&self, soc: f64) -> f64 {
+        let s = soc.clamp(0.0, 1.0);
+        let n = self.soc.len();
+        // Tables are short: a linear scan is faster than a search.
+        let mut i = 1;
+        while i < n - 1 && self.soc[i] < s {
+            i += 1;
+        }
+        let (s0, s1) = (self.soc[i - 1], self.soc[i]);
+        let (v0, v1) = (self.voltage_v[i - 1], self.voltage_v[i]);
+        v0 + (v1 - v0) * (s - s0) / (s1 - s0)
+    }
+}
+
+/// SOC thresholds of the warnings (each below the previous).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WarningLevels {
+    pub low_soc: f64,
+    pub critical_soc: f64,
+    pub emergency_soc: f64,
+}
+
+impl WarningLevels {
+    pub fn at(&self, soc: f64) -> BatteryWarning {
+        if soc <= self.emergency_soc {
+            BatteryWarning::Emergency
+        } else if soc <= self.critical_soc {
+            BatteryWarning::Critical
+        } else if soc <= self.low_soc {
+            BatteryWarning::Low
+        } else {
+            BatteryWarning::Ok
+        }
+    }
+}
+
+/// How a battery is modelled.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BatteryModel {
+    /// States: SOC and V1 (the R1 || C1 voltage).
+    Thevenin {
+        ocv: OcvTable,
+        r0_ohm: f64,
+        r1_ohm: f64,
+        c1_f: f64,
+    },
+    /// A constant voltage with a series resistance; it still tracks SOC
+    /// (state), so that energy use is visible; it has no V1 dynamics.
+    Ideal { voltage_v: f64, r0_ohm: f64 },
+}
+
+/// One battery.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Battery {
+    pub model: BatteryModel,
+    pub capacity_ah: f64,
+    pub initial_soc: f64,
+    /// The terminal voltage never falls below this (the bus collapses there).
+    pub voltage_floor_v: f64,
+    /// Nominal voltage (propeller calibration uses it).
+    pub nominal_voltage_v: f64,
+    pub warnings: WarningLevels,
+}
+
+impl Battery {
+    /// Internal EMF behind R0: OCV(SOC) - V1 (or the ideal voltage).
+    pub fn emf(&self, soc: f64, v1: f64) -> f64 {
+        match &self.model {
+            BatteryModel::Thevenin { ocv, .. } => ocv.voltage(soc) - v1,
+            BatteryModel::Ideal { voltage_v, .. } => *voltage_v,
+        }
+    }
+
+    pub fn r0(&self) -> f64 {
+        match &self.model {
+            BatteryModel::Thevenin { r0_ohm, .. } | BatteryModel::Ideal { r0_ohm, .. } => *r0_ohm,
+        }
+    }
+
+    /// d(SOC)/dt and dV1/dt at discharge current `current_a`.
+    pub fn derivatives(&self, v1: f64, current_a: f64) -> (f64, f64) {
+        let dsoc = -current_a / (3600.0 * self.capacity_ah);
+        let dv1 = match &self.model {
+            BatteryModel::Thevenin { r1_ohm, c1_f, .. } => current_a / c1_f - v1 / (r1_ohm * c1_f),
+            BatteryModel::Ideal { .. } => 0.0,
+        };
+        (dsoc, dv1)
+    }
+
+    /// Terminal voltage at a given discharge current (before the floor).
+    pub fn terminal_voltage(&self, soc: f64, v1: f64, current_a: f64) -> f64 {
+        self.emf(soc, v1) - self.r0() * current_a
+    }
+}

@@ -1,0 +1,5 @@
+//! The environment: atmosphere, gravity, the world origin on WGS-84.
+
+pub mod atmosphere;
+pub mod geodesy;
+pub mod gravity;

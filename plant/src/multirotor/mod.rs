@@ -1,0 +1,212 @@
+//! The multirotor plant: parameters, state layout, held inputs, outputs.
+//!
+//! State (f64), in this order: NED position (3), NED velocity (3), attitude
+//! quaternion body->NED (w x y z), body rates FRD (3), rotor speeds (one per
+//! rotor, rad/s, >= 0), actuator states (0, 1 or 2 per rotor), and per
+//! battery its state of charge and V1.
+
+mod outputs;
+mod rhs;
+mod system;
+
+pub use outputs::{BatteryOutput, PlantOutputs, RotorOutput};
+pub use system::{HeldPlant, Tolerances};
+
+use nalgebra::{Matrix3, Vector3};
+
+use crate::actuator::Actuator;
+use crate::battery::Battery;
+use crate::bus::Sharing;
+use crate::contact::Contact;
+use crate::env::geodesy::WorldOrigin;
+use crate::env::gravity::Gravity;
+use crate::integrate::ErrorGroup;
+use crate::propulsion::{Esc, Motor, Propeller, RHO_REF};
+
+/// Most rotors a plant may have.
+pub const MAX_ROTORS: usize = 12;
+/// Most batteries a plant may have.
+pub const MAX_BATTERIES: usize = 8;
+
+/// One rotor's geometry.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rotor {
+    pub position_m: Vector3<f64>,
+    /// Unit thrust direction, body FRD.
+    pub thrust_axis: Vector3<f64>,
+    /// +1 or -1: the rotor spins about `spin_dir * thrust_axis`.
+    pub spin_dir: f64,
+}
+
+/// Where each state lives in the state vector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StateLayout {
+    pub rotors: usize,
+    pub actuator_states: usize,
+    pub batteries: usize,
+}
+
+impl StateLayout {
+    pub const POS: usize = 0;
+    pub const VEL: usize = 3;
+    pub const QUAT: usize = 6;
+    pub const RATES: usize = 10;
+    const RIGID: usize = 13;
+
+    pub fn rotor_speed(&self, i: usize) -> usize {
+        Self::RIGID + i
+    }
+    pub fn actuator(&self, i: usize) -> usize {
+        Self::RIGID + self.rotors + i * self.actuator_states
+    }
+    pub fn soc(&self, j: usize) -> usize {
+        Self::RIGID + self.rotors * (1 + self.actuator_states) + 2 * j
+    }
+    pub fn v1(&self, j: usize) -> usize {
+        self.soc(j) + 1
+    }
+    pub fn dim(&self) -> usize {
+        Self::RIGID + self.rotors * (1 + self.actuator_states) + 2 * self.batteries
+    }
+}
+
+/// Inputs held constant over an integration interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlantInputs {
+    /// Motor commands in [0, 1] (index = rotor).
+    pub motor_cmd: [f64; MAX_ROTORS],
+    /// Air mass velocity, NED.
+    pub wind_ned_mps: [f64; 3],
+    /// A disabled motor gets zero duty (motor failure).
+    pub motor_enabled: [bool; MAX_ROTORS],
+    /// Thrust (and torque) multiplier per rotor: 1 - thrust-loss fraction.
+    pub thrust_scale: [f64; MAX_ROTORS],
+    pub battery_connected: [bool; MAX_BATTERIES],
+}
+
+impl Default for PlantInputs {
+    fn default() -> Self {
+        PlantInputs {
+            motor_cmd: [0.0; MAX_ROTORS],
+            wind_ned_mps: [0.0; 3],
+            motor_enabled: [true; MAX_ROTORS],
+            thrust_scale: [1.0; MAX_ROTORS],
+            battery_connected: [true; MAX_BATTERIES],
+        }
+    }
+}
+
+/// A validated multirotor (built by `AircraftSpec::build`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Multirotor {
+    pub name: String,
+    pub mass_kg: f64,
+    pub inertia_kgm2: Matrix3<f64>,
+    pub(crate) inertia_inv: Matrix3<f64>,
+    pub linear_drag_ns_per_m: Vector3<f64>,
+    pub angular_damping_nms_per_rad: Vector3<f64>,
+    pub rotors: Vec<Rotor>,
+    pub esc: Esc,
+    pub motor: Motor,
+    pub propeller: Propeller,
+    pub actuator: Actuator,
+    pub batteries: Vec<Battery>,
+    pub sharing: Sharing,
+    pub avionics_power_w: f64,
+    pub contact: Option<Contact>,
+    pub gravity: Gravity,
+    pub origin: WorldOrigin,
+    pub layout: StateLayout,
+    pub(crate) groups: Vec<ErrorGroup>,
+}
+
+impl Multirotor {
+    /// Number of states.
+    pub fn dim(&self) -> usize {
+        self.layout.dim()
+    }
+
+    /// Gravity magnitude at the origin.
+    pub fn gravity_mps2(&self) -> f64 {
+        self.gravity.at([0.0; 3])[2]
+    }
+
+    /// Per-rotor thrust that holds the weight at sea-level density.
+    pub fn hover_thrust_per_rotor_n(&self) -> f64 {
+        self.mass_kg * self.gravity_mps2() / self.rotors.len() as f64
+    }
+
+    /// Rotor speed that gives the hover thrust at density `rho`.
+    pub fn hover_rotor_speed(&self, rho: f64) -> f64 {
+        (self.hover_thrust_per_rotor_n() / (self.propeller.thrust_coeff * rho / RHO_REF)).sqrt()
+    }
+
+    /// Steady-state thrust of one rotor at `duty`, bus voltage `voltage_v`
+    /// and air density `rho` (no inflow): the torque balance solved by a
+    /// fixed-count bisection.
+    pub fn steady_state_thrust_n(&self, duty: f64, voltage_v: f64, rho: f64) -> f64 {
+        let m = &self.motor;
+        let p = &self.propeller;
+        let v = duty.clamp(0.0, 1.0) * voltage_v;
+        let net = |w: f64| {
+            m.ke() * m.current(v, w) - m.loss_torque(w) - p.torque_coeff_m * p.thrust(w, rho, 1.0)
+        };
+        let (mut lo, mut hi) = (0.0, voltage_v / m.ke());
+        if net(lo + 1e-9) <= 0.0 {
+            return 0.0;
+        }
+        for _ in 0..100 {
+            let mid = 0.5 * (lo + hi);
+            if net(mid) > 0.0 {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        p.thrust(lo, rho, 1.0)
+    }
+
+    /// A state at NED position `p` with attitude `q` (w x y z), at rest,
+    /// rotors stopped, batteries at their initial charge.
+    pub fn state_at(&self, p: [f64; 3], q: [f64; 4]) -> Vec<f64> {
+        let mut x = vec![0.0; self.dim()];
+        x[StateLayout::POS..StateLayout::POS + 3].copy_from_slice(&p);
+        let n = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
+        for k in 0..4 {
+            x[StateLayout::QUAT + k] = q[k] / n;
+        }
+        for (j, b) in self.batteries.iter().enumerate() {
+            x[self.layout.soc(j)] = b.initial_soc;
+        }
+        x
+    }
+
+    /// A level state resting on the ground contact at (north, east) with
+    /// heading `yaw_rad`: the contact springs carry the weight.
+    pub fn resting_state(&self, north_m: f64, east_m: f64, yaw_rad: f64) -> Vec<f64> {
+        let q = [(0.5 * yaw_rad).cos(), 0.0, 0.0, (0.5 * yaw_rad).sin()];
+        let z = match &self.contact {
+            Some(c) => {
+                let lowest = c
+                    .points_m
+                    .iter()
+                    .map(|p| p[2])
+                    .fold(f64::NEG_INFINITY, f64::max);
+                let touching = c.points_m.iter().filter(|p| p[2] == lowest).count() as f64;
+                let sag = self.mass_kg * self.gravity_mps2() / (touching * c.stiffness_n_per_m);
+                -lowest + sag
+            }
+            None => 0.0,
+        };
+        self.state_at([north_m, east_m, z], q)
+    }
+
+    /// Error groups of the adaptive norm for these tolerances.
+    pub fn set_tolerances(&mut self, t: &Tolerances) {
+        self.groups = t.groups(&self.layout);
+    }
+
+    pub fn error_groups(&self) -> &[ErrorGroup] {
+        &self.groups
+    }
+}

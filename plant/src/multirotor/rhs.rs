@@ -1,0 +1,219 @@
+//! The pure right-hand side. No allocation, no state, no randomness: every
+//! intermediate lives on the stack in fixed-size arrays.
+
+use nalgebra::{Quaternion, Rotation3, UnitQuaternion, Vector3};
+
+use super::{MAX_BATTERIES, MAX_ROTORS, Multirotor, PlantInputs, PlantOutputs, StateLayout};
+use crate::bus::{self, Source};
+use crate::env::atmosphere::Isa;
+
+impl Multirotor {
+    /// Writes `dx/dt` at state `x` with inputs `u` held.
+    pub fn rhs(&self, x: &[f64], u: &PlantInputs, dx: &mut [f64]) {
+        self.evaluate(x, u, dx, None);
+    }
+
+    /// Algebraic outputs at state `x` with inputs `u` (the same computation
+    /// as the right-hand side).
+    pub fn outputs(&self, x: &[f64], u: &PlantInputs) -> PlantOutputs {
+        let mut dx = [0.0; 64];
+        let mut out = PlantOutputs::default();
+        self.evaluate(x, u, &mut dx[..self.dim()], Some(&mut out));
+        out
+    }
+
+    fn evaluate(
+        &self,
+        x: &[f64],
+        u: &PlantInputs,
+        dx: &mut [f64],
+        mut out: Option<&mut PlantOutputs>,
+    ) {
+        let l = &self.layout;
+        let n = self.rotors.len();
+        let p = Vector3::new(x[0], x[1], x[2]);
+        let v = Vector3::new(x[3], x[4], x[5]);
+        let q = UnitQuaternion::new_normalize(Quaternion::new(x[6], x[7], x[8], x[9]));
+        let r: Rotation3<f64> = q.to_rotation_matrix();
+        let w = Vector3::new(x[10], x[11], x[12]);
+
+        // Environment.
+        let alt = self.origin.geodetic.alt_m - p.z;
+        let rho = Isa::at_altitude(alt).density_kgpm3;
+        let g = Vector3::from(self.gravity.at([p.x, p.y, p.z]));
+        let wind = Vector3::new(u.wind_ned_mps[0], u.wind_ned_mps[1], u.wind_ned_mps[2]);
+        let v_air_b = r.inverse_transform_vector(&(v - wind));
+
+        // Actuators, ESC duty, rotor aerodynamics.
+        let mut duty = [0.0f64; MAX_ROTORS];
+        let mut speed = [0.0f64; MAX_ROTORS];
+        let mut thrust = [0.0f64; MAX_ROTORS];
+        let mut torque = [0.0f64; MAX_ROTORS];
+        for (i, rot) in self.rotors.iter().enumerate() {
+            let k = self.actuator.states();
+            let a0 = l.actuator(i);
+            let cmd = u.motor_cmd[i];
+            let eff = self.actuator.output(cmd, &x[a0..a0 + k]);
+            self.actuator
+                .derivatives(cmd, &x[a0..a0 + k], &mut dx[a0..a0 + k]);
+            duty[i] = if u.motor_enabled[i] {
+                self.esc.duty(eff)
+            } else {
+                0.0
+            };
+            let wi = x[l.rotor_speed(i)].max(0.0);
+            speed[i] = wi;
+            let hub = v_air_b + w.cross(&rot.position_m);
+            let factor = self.propeller.inflow_factor(wi, hub.dot(&rot.thrust_axis));
+            thrust[i] = self.propeller.thrust(wi, rho, factor) * u.thrust_scale[i];
+            torque[i] = self.propeller.torque_coeff_m * thrust[i];
+        }
+
+        // Bus: batteries in parallel against motors and avionics.
+        let nb = self.batteries.len();
+        let mut emf = [0.0f64; MAX_BATTERIES];
+        let mut r0 = [0.0f64; MAX_BATTERIES];
+        let mut floor = 0.0f64;
+        for (j, b) in self.batteries.iter().enumerate() {
+            emf[j] = b.emf(x[l.soc(j)], x[l.v1(j)]);
+            r0[j] = b.r0();
+            if u.battery_connected[j] {
+                floor = floor.max(b.voltage_floor_v);
+            }
+        }
+        let source = Source::combine(
+            self.sharing,
+            &emf[..nb],
+            &r0[..nb],
+            &u.battery_connected[..nb],
+        );
+        let m = &self.motor;
+        let (ke, res, eta) = (m.ke(), m.resistance_ohm, self.esc.efficiency);
+        let avionics = self.avionics_power_w;
+        let load = |vb: f64| {
+            let mut i_sum = 0.0;
+            let mut di = 0.0;
+            for i in 0..n {
+                let raw = (duty[i] * vb - ke * speed[i]) / res;
+                if raw > 0.0 && raw < m.current_limit_a {
+                    i_sum += duty[i] * raw / eta;
+                    di += duty[i] * duty[i] / (res * eta);
+                } else if raw >= m.current_limit_a {
+                    i_sum += duty[i] * m.current_limit_a / eta;
+                }
+            }
+            if vb > 1.0 {
+                i_sum += avionics / vb;
+                di -= avionics / (vb * vb);
+            }
+            (i_sum, di)
+        };
+        let (bus_v, bus_i) = bus::solve(&source, floor, load);
+
+        // Rotor dynamics, body forces and torques.
+        let mut f_b = Vector3::zeros();
+        let mut tau_b = Vector3::zeros();
+        let mut h = Vector3::zeros();
+        let mut h_dot = Vector3::zeros();
+        let j_r = m.rotor_inertia_kgm2;
+        for (i, rot) in self.rotors.iter().enumerate() {
+            let current = m.current(duty[i] * bus_v, speed[i]);
+            let mut acc = (ke * current - m.loss_torque(speed[i]) - torque[i]) / j_r;
+            if speed[i] <= 0.0 && acc < 0.0 {
+                acc = 0.0; // rotors do not spin backwards
+            }
+            dx[l.rotor_speed(i)] = acc;
+            let spin = rot.thrust_axis * rot.spin_dir;
+            let force = rot.thrust_axis * thrust[i];
+            f_b += force;
+            tau_b += rot.position_m.cross(&force) - spin * torque[i];
+            h += spin * (j_r * speed[i]);
+            h_dot += spin * (j_r * acc);
+            if let Some(o) = out.as_deref_mut() {
+                o.rotors[i] = super::RotorOutput {
+                    speed_radps: speed[i],
+                    thrust_n: thrust[i],
+                    torque_nm: torque[i],
+                    current_a: current,
+                    duty: duty[i],
+                };
+            }
+        }
+        f_b -= self.linear_drag_ns_per_m.component_mul(&v_air_b);
+        tau_b -= self.angular_damping_nms_per_rad.component_mul(&w);
+
+        // Ground contact at each point.
+        let mut f_contact = Vector3::zeros();
+        let mut touching = 0;
+        if let Some(c) = &self.contact {
+            for pt in &c.points_m {
+                let rc = Vector3::new(pt[0], pt[1], pt[2]);
+                let pc = p + r * rc;
+                let vc = v + r * w.cross(&rc);
+                let fc = Vector3::from(c.force([pc.x, pc.y, pc.z], [vc.x, vc.y, vc.z]));
+                if pc.z > 0.0 {
+                    touching += 1;
+                }
+                f_contact += fc;
+                tau_b += rc.cross(&r.inverse_transform_vector(&fc));
+            }
+        }
+
+        // Batteries.
+        for (j, b) in self.batteries.iter().enumerate() {
+            let connected = u.battery_connected[j];
+            let ij = if connected {
+                source.battery_current(self.sharing, emf[j], r0[j], bus_v, bus_i)
+            } else {
+                0.0
+            };
+            let (dsoc, dv1) = b.derivatives(x[l.v1(j)], ij);
+            dx[l.soc(j)] = dsoc;
+            dx[l.v1(j)] = dv1;
+            if let Some(o) = out.as_deref_mut() {
+                let soc = x[l.soc(j)];
+                o.batteries[j] = super::BatteryOutput {
+                    voltage_v: if connected { bus_v } else { emf[j] },
+                    current_a: ij,
+                    soc,
+                    warning: b.warnings.at(soc),
+                    connected,
+                };
+            }
+        }
+
+        // Rigid body.
+        let f_ned = r * f_b + f_contact;
+        let a = g + f_ned / self.mass_kg;
+        let iw = self.inertia_kgm2 * w;
+        let w_dot = self.inertia_inv * (tau_b - w.cross(&(iw + h)) - h_dot);
+        let qv = q.quaternion();
+        let (qw, qx, qy, qz) = (qv.w, qv.i, qv.j, qv.k);
+        dx[StateLayout::POS] = v.x;
+        dx[StateLayout::POS + 1] = v.y;
+        dx[StateLayout::POS + 2] = v.z;
+        dx[StateLayout::VEL] = a.x;
+        dx[StateLayout::VEL + 1] = a.y;
+        dx[StateLayout::VEL + 2] = a.z;
+        dx[StateLayout::QUAT] = -0.5 * (qx * w.x + qy * w.y + qz * w.z);
+        dx[StateLayout::QUAT + 1] = 0.5 * (qw * w.x + qy * w.z - qz * w.y);
+        dx[StateLayout::QUAT + 2] = 0.5 * (qw * w.y + qz * w.x - qx * w.z);
+        dx[StateLayout::QUAT + 3] = 0.5 * (qw * w.z + qx * w.y - qy * w.x);
+        dx[StateLayout::RATES] = w_dot.x;
+        dx[StateLayout::RATES + 1] = w_dot.y;
+        dx[StateLayout::RATES + 2] = w_dot.z;
+
+        if let Some(o) = out {
+            o.bus_voltage_v = bus_v;
+            o.bus_current_a = bus_i;
+            o.air_density_kgpm3 = rho;
+            o.altitude_msl_m = alt;
+            o.accel_ned_mps2 = [a.x, a.y, a.z];
+            let sf = r.inverse_transform_vector(&(f_ned / self.mass_kg));
+            o.specific_force_frd_mps2 = [sf.x, sf.y, sf.z];
+            o.gravity_ned_mps2 = [g.x, g.y, g.z];
+            o.contact_force_ned_n = [f_contact.x, f_contact.y, f_contact.z];
+            o.contact_points = touching;
+        }
+    }
+}

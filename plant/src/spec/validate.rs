@@ -1,0 +1,473 @@
+//! Spec -> validated `Multirotor`, with an error naming the key for every
+//! rule broken.
+
+use nalgebra::{Matrix3, Vector3};
+
+use super::{
+    ActuatorModel, AircraftSpec, BatteryKind, BatterySpec, GravityModel, SharingSpec, SpecError,
+};
+use crate::actuator::Actuator;
+use crate::battery::{Battery, BatteryModel, OcvTable, WarningLevels};
+use crate::bus::Sharing;
+use crate::contact::Contact;
+use crate::env::geodesy::{Geodetic, WorldOrigin};
+use crate::env::gravity::Gravity;
+use crate::multirotor::{MAX_BATTERIES, MAX_ROTORS, Multirotor, Rotor, StateLayout, Tolerances};
+use crate::propulsion::{Esc, Motor, Propeller, calibrate_thrust_coeff};
+
+struct Check<'a> {
+    source: &'a str,
+}
+
+impl Check<'_> {
+    fn err(&self, key: impl Into<String>, reason: impl Into<String>) -> SpecError {
+        SpecError::Invalid {
+            spec: self.source.to_string(),
+            key: key.into(),
+            reason: reason.into(),
+        }
+    }
+    fn positive(&self, key: &str, v: f64) -> Result<f64, SpecError> {
+        if v.is_finite() && v > 0.0 {
+            Ok(v)
+        } else {
+            Err(self.err(key, format!("must be positive and finite, is {v}")))
+        }
+    }
+    fn non_negative(&self, key: &str, v: f64) -> Result<f64, SpecError> {
+        if v.is_finite() && v >= 0.0 {
+            Ok(v)
+        } else {
+            Err(self.err(key, format!("must be >= 0 and finite, is {v}")))
+        }
+    }
+    fn in_range(&self, key: &str, v: f64, lo: f64, hi: f64) -> Result<f64, SpecError> {
+        if v.is_finite() && v >= lo && v <= hi {
+            Ok(v)
+        } else {
+            Err(self.err(key, format!("must be in [{lo}, {hi}], is {v}")))
+        }
+    }
+    fn finite3(&self, key: &str, v: [f64; 3]) -> Result<Vector3<f64>, SpecError> {
+        if v.iter().all(|x| x.is_finite()) {
+            Ok(Vector3::from(v))
+        } else {
+            Err(self.err(key, "must be finite"))
+        }
+    }
+    fn required(&self, key: &str, v: Option<f64>, model: &str) -> Result<f64, SpecError> {
+        v.ok_or_else(|| self.err(key, format!("is required by model \"{model}\"")))
+    }
+    fn absent<T>(&self, key: &str, v: &Option<T>, model: &str) -> Result<(), SpecError> {
+        match v {
+            Some(_) => Err(self.err(key, format!("does not apply to model \"{model}\""))),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Symmetric positive definite by Sylvester's criterion.
+fn inertia(c: &Check, m: [[f64; 3]; 3]) -> Result<Matrix3<f64>, SpecError> {
+    let key = "body.inertia_kgm2";
+    let i = Matrix3::from_fn(|r, k| m[r][k]);
+    if i.iter().any(|v| !v.is_finite()) {
+        return Err(c.err(key, "must be finite"));
+    }
+    let scale = i.abs().max();
+    for (r, k) in [(0, 1), (0, 2), (1, 2)] {
+        if (i[(r, k)] - i[(k, r)]).abs() > 1e-12 * scale {
+            return Err(c.err(
+                key,
+                format!(
+                    "must be symmetric: [{r}][{k}] = {} but [{k}][{r}] = {}",
+                    i[(r, k)],
+                    i[(k, r)]
+                ),
+            ));
+        }
+    }
+    let m1 = i[(0, 0)];
+    let m2 = i[(0, 0)] * i[(1, 1)] - i[(0, 1)] * i[(1, 0)];
+    let m3 = i.determinant();
+    if !(m1 > 0.0 && m2 > 0.0 && m3 > 0.0) {
+        return Err(c.err(
+            key,
+            "must be positive definite (leading principal minors all > 0)",
+        ));
+    }
+    Ok(i)
+}
+
+fn actuator(c: &Check, s: &super::ActuatorSpec) -> Result<Actuator, SpecError> {
+    Ok(match s.model {
+        ActuatorModel::Direct => {
+            c.absent("actuator.time_constant_s", &s.time_constant_s, "direct")?;
+            c.absent(
+                "actuator.natural_freq_radps",
+                &s.natural_freq_radps,
+                "direct",
+            )?;
+            c.absent("actuator.damping_ratio", &s.damping_ratio, "direct")?;
+            c.absent("actuator.rate_limit_per_s", &s.rate_limit_per_s, "direct")?;
+            Actuator::Direct
+        }
+        ActuatorModel::FirstOrder => {
+            c.absent(
+                "actuator.natural_freq_radps",
+                &s.natural_freq_radps,
+                "first_order",
+            )?;
+            c.absent("actuator.damping_ratio", &s.damping_ratio, "first_order")?;
+            c.absent(
+                "actuator.rate_limit_per_s",
+                &s.rate_limit_per_s,
+                "first_order",
+            )?;
+            let t = c.required("actuator.time_constant_s", s.time_constant_s, "first_order")?;
+            Actuator::FirstOrder {
+                time_constant_s: c.positive("actuator.time_constant_s", t)?,
+            }
+        }
+        ActuatorModel::SecondOrder => {
+            c.absent(
+                "actuator.time_constant_s",
+                &s.time_constant_s,
+                "second_order",
+            )?;
+            let wn = c.required(
+                "actuator.natural_freq_radps",
+                s.natural_freq_radps,
+                "second_order",
+            )?;
+            let z = c.required("actuator.damping_ratio", s.damping_ratio, "second_order")?;
+            let rate = match s.rate_limit_per_s {
+                Some(r) => Some(c.positive("actuator.rate_limit_per_s", r)?),
+                None => None,
+            };
+            Actuator::SecondOrder {
+                natural_freq_radps: c.positive("actuator.natural_freq_radps", wn)?,
+                damping_ratio: c.positive("actuator.damping_ratio", z)?,
+                rate_limit_per_s: rate,
+            }
+        }
+    })
+}
+
+fn battery(c: &Check, j: usize, s: &BatterySpec) -> Result<Battery, SpecError> {
+    let k = |f: &str| format!("batteries[{j}].{f}");
+    let capacity_ah = c.positive(&k("capacity_ah"), s.capacity_ah)?;
+    let initial_soc = c.in_range(&k("initial_soc"), s.initial_soc, 0.0, 1.0)?;
+    let voltage_floor_v = c.non_negative(&k("voltage_floor_v"), s.voltage_floor_v)?;
+    let nominal_voltage_v = c.positive(&k("nominal_voltage_v"), s.nominal_voltage_v)?;
+    if nominal_voltage_v <= voltage_floor_v {
+        return Err(c.err(
+            k("nominal_voltage_v"),
+            format!("must exceed voltage_floor_v ({voltage_floor_v})"),
+        ));
+    }
+    let r0_ohm = c.non_negative(&k("r0_ohm"), s.r0_ohm)?;
+    let (low, crit, emer) = (
+        s.warning_low_soc,
+        s.warning_critical_soc,
+        s.warning_emergency_soc,
+    );
+    if !(0.0 <= emer && emer < crit && crit < low && low < 1.0) {
+        return Err(c.err(
+            k("warning_low_soc"),
+            format!("warnings must satisfy 0 <= emergency ({emer}) < critical ({crit}) < low ({low}) < 1"),
+        ));
+    }
+    let model = match s.model {
+        BatteryKind::Thevenin => {
+            c.absent(&k("voltage_v"), &s.voltage_v, "thevenin")?;
+            let soc = s
+                .ocv_soc
+                .clone()
+                .ok_or_else(|| c.err(k("ocv_soc"), "is required by model \"thevenin\""))?;
+            let volts = s
+                .ocv_v
+                .clone()
+                .ok_or_else(|| c.err(k("ocv_v"), "is required by model \"thevenin\""))?;
+            if soc.len() < 2 || soc.len() != volts.len() {
+                return Err(c.err(
+                    k("ocv_v"),
+                    format!(
+                        "needs as many entries as ocv_soc ({}), at least 2",
+                        soc.len()
+                    ),
+                ));
+            }
+            if soc[0] != 0.0 || soc[soc.len() - 1] != 1.0 || soc.windows(2).any(|w| !(w[1] > w[0]))
+            {
+                return Err(c.err(k("ocv_soc"), "must increase strictly from 0 to 1"));
+            }
+            if volts.iter().any(|v| !(v.is_finite() && *v > 0.0))
+                || volts.windows(2).any(|w| w[1] < w[0])
+            {
+                return Err(c.err(k("ocv_v"), "must be positive and non-decreasing"));
+            }
+            let r1 = c.required(&k("r1_ohm"), s.r1_ohm, "thevenin")?;
+            let c1 = c.required(&k("c1_f"), s.c1_f, "thevenin")?;
+            BatteryModel::Thevenin {
+                ocv: OcvTable {
+                    soc,
+                    voltage_v: volts,
+                },
+                r0_ohm,
+                r1_ohm: c.positive(&k("r1_ohm"), r1)?,
+                c1_f: c.positive(&k("c1_f"), c1)?,
+            }
+        }
+        BatteryKind::Ideal => {
+            for (name, v) in [
+                ("ocv_soc", s.ocv_soc.is_some()),
+                ("ocv_v", s.ocv_v.is_some()),
+            ] {
+                if v {
+                    return Err(c.err(k(name), "does not apply to model \"ideal\""));
+                }
+            }
+            c.absent(&k("r1_ohm"), &s.r1_ohm, "ideal")?;
+            c.absent(&k("c1_f"), &s.c1_f, "ideal")?;
+            let v = c.required(&k("voltage_v"), s.voltage_v, "ideal")?;
+            BatteryModel::Ideal {
+                voltage_v: c.positive(&k("voltage_v"), v)?,
+                r0_ohm,
+            }
+        }
+    };
+    Ok(Battery {
+        model,
+        capacity_ah,
+        initial_soc,
+        voltage_floor_v,
+        nominal_voltage_v,
+        warnings: WarningLevels {
+            low_soc: low,
+            critical_soc: crit,
+            emergency_soc: emer,
+        },
+    })
+}
+
+impl AircraftSpec {
+    /// Validates the spec and builds the plant. `source` names the spec in
+    /// errors (a file path or `builtin:NAME`).
+    pub fn build_named(&self, source: &str) -> Result<Multirotor, SpecError> {
+        let c = Check { source };
+        let mass_kg = c.positive("body.mass_kg", self.body.mass_kg)?;
+        let inertia_kgm2 = inertia(&c, self.body.inertia_kgm2)?;
+        let inertia_inv = inertia_kgm2
+            .try_inverse()
+            .ok_or_else(|| c.err("body.inertia_kgm2", "is singular"))?;
+        let drag = c.finite3("body.linear_drag_ns_per_m", self.body.linear_drag_ns_per_m)?;
+        if drag.iter().any(|v| *v < 0.0) {
+            return Err(c.err("body.linear_drag_ns_per_m", "must be >= 0"));
+        }
+        let damping = c.finite3(
+            "body.angular_damping_nms_per_rad",
+            self.body.angular_damping_nms_per_rad,
+        )?;
+        if damping.iter().any(|v| *v < 0.0) {
+            return Err(c.err("body.angular_damping_nms_per_rad", "must be >= 0"));
+        }
+
+        if self.rotors.is_empty() || self.rotors.len() > MAX_ROTORS {
+            return Err(c.err(
+                "rotors",
+                format!("needs 1 to {MAX_ROTORS} rotors, has {}", self.rotors.len()),
+            ));
+        }
+        let mut rotors = Vec::with_capacity(self.rotors.len());
+        for (i, r) in self.rotors.iter().enumerate() {
+            let position_m = c.finite3(&format!("rotors[{i}].position_m"), r.position_m)?;
+            let axis = c.finite3(&format!("rotors[{i}].thrust_axis"), r.thrust_axis)?;
+            if (axis.norm() - 1.0).abs() > 1e-3 {
+                return Err(c.err(
+                    format!("rotors[{i}].thrust_axis"),
+                    format!("must be a unit vector, has length {}", axis.norm()),
+                ));
+            }
+            if r.spin_dir != 1 && r.spin_dir != -1 {
+                return Err(c.err(
+                    format!("rotors[{i}].spin_dir"),
+                    format!("must be 1 or -1, is {}", r.spin_dir),
+                ));
+            }
+            rotors.push(Rotor {
+                position_m,
+                thrust_axis: axis.normalize(),
+                spin_dir: f64::from(r.spin_dir),
+            });
+        }
+
+        let esc = Esc {
+            efficiency: c.in_range(
+                "esc.efficiency",
+                self.esc.efficiency,
+                f64::MIN_POSITIVE,
+                1.0,
+            )?,
+            deadzone: c.in_range("esc.deadzone", self.esc.deadzone, 0.0, 0.5)?,
+        };
+        let ms = &self.motor;
+        let motor = Motor {
+            kv_rpm_per_v: c.positive("motor.kv_rpm_per_v", ms.kv_rpm_per_v)?,
+            resistance_ohm: c.positive("motor.resistance_ohm", ms.resistance_ohm)?,
+            no_load_current_a: c.non_negative("motor.no_load_current_a", ms.no_load_current_a)?,
+            rotor_inertia_kgm2: c.positive("motor.rotor_inertia_kgm2", ms.rotor_inertia_kgm2)?,
+            viscous_friction_nms_per_rad: c.non_negative(
+                "motor.viscous_friction_nms_per_rad",
+                ms.viscous_friction_nms_per_rad,
+            )?,
+            current_limit_a: c.positive("motor.current_limit_a", ms.current_limit_a)?,
+        };
+
+        if self.batteries.is_empty() || self.batteries.len() > MAX_BATTERIES {
+            return Err(c.err(
+                "batteries",
+                format!(
+                    "needs 1 to {MAX_BATTERIES} batteries, has {}",
+                    self.batteries.len()
+                ),
+            ));
+        }
+        let batteries = self
+            .batteries
+            .iter()
+            .enumerate()
+            .map(|(j, b)| battery(&c, j, b))
+            .collect::<Result<Vec<_>, _>>()?;
+        let sharing = match self.power.sharing {
+            SharingSpec::Resistance => Sharing::Resistance,
+            SharingSpec::Equal => Sharing::Equal,
+        };
+        if sharing == Sharing::Resistance
+            && batteries.len() > 1
+            && batteries.iter().any(|b| b.r0() == 0.0)
+        {
+            return Err(c.err(
+                "power.sharing",
+                "\"resistance\" sharing needs r0_ohm > 0 on every battery",
+            ));
+        }
+        let avionics_power_w =
+            c.non_negative("power.avionics_power_w", self.power.avionics_power_w)?;
+
+        let ps = &self.propeller;
+        let radius_m = c.positive("propeller.radius_m", ps.radius_m)?;
+        let torque_coeff_m = c.non_negative("propeller.torque_coeff_m", ps.torque_coeff_m)?;
+        let j0 = c.positive(
+            "propeller.zero_thrust_advance_ratio",
+            ps.zero_thrust_advance_ratio,
+        )?;
+        let g = c.positive("environment.gravity_mps2", self.environment.gravity_mps2)?;
+        let thrust_coeff = match (ps.thrust_coeff_n_s2, ps.max_thrust_to_hover_ratio) {
+            (Some(k), None) => c.positive("propeller.thrust_coeff_n_s2", k)?,
+            (None, Some(ratio)) => {
+                if !(ratio.is_finite() && ratio > 1.0) {
+                    return Err(c.err(
+                        "propeller.max_thrust_to_hover_ratio",
+                        format!("must be > 1, is {ratio}"),
+                    ));
+                }
+                let target = ratio * mass_kg * g / rotors.len() as f64;
+                calibrate_thrust_coeff(
+                    &motor,
+                    torque_coeff_m,
+                    batteries[0].nominal_voltage_v,
+                    target,
+                )
+                .map_err(|e| c.err("propeller.max_thrust_to_hover_ratio", e))?
+            }
+            _ => {
+                return Err(c.err(
+                    "propeller",
+                    "give exactly one of thrust_coeff_n_s2 and max_thrust_to_hover_ratio",
+                ));
+            }
+        };
+        let propeller = Propeller {
+            radius_m,
+            thrust_coeff,
+            torque_coeff_m,
+            zero_thrust_advance_ratio: j0,
+        };
+        let actuator = actuator(&c, &self.actuator)?;
+
+        let contact = match &self.contact {
+            None => None,
+            Some(cs) => {
+                if cs.points_m.is_empty() || cs.points_m.iter().flatten().any(|v| !v.is_finite()) {
+                    return Err(c.err("contact.points_m", "needs at least one finite point"));
+                }
+                Some(Contact {
+                    points_m: cs.points_m.clone(),
+                    stiffness_n_per_m: c
+                        .positive("contact.stiffness_n_per_m", cs.stiffness_n_per_m)?,
+                    damping_ns_per_m: c
+                        .non_negative("contact.damping_ns_per_m", cs.damping_ns_per_m)?,
+                    friction_coeff: c.non_negative("contact.friction_coeff", cs.friction_coeff)?,
+                    friction_smoothing_mps: c
+                        .positive("contact.friction_smoothing_mps", cs.friction_smoothing_mps)?,
+                })
+            }
+        };
+
+        let e = &self.environment;
+        let origin = WorldOrigin::new(Geodetic {
+            lat_deg: c.in_range("environment.origin_lat_deg", e.origin_lat_deg, -90.0, 90.0)?,
+            lon_deg: c.in_range(
+                "environment.origin_lon_deg",
+                e.origin_lon_deg,
+                -180.0,
+                180.0,
+            )?,
+            alt_m: c.in_range(
+                "environment.origin_alt_m",
+                e.origin_alt_m,
+                -1000.0,
+                20_000.0,
+            )?,
+        });
+        let gravity = match e.gravity_model {
+            GravityModel::Uniform => Gravity::Uniform { g_mps2: g },
+            GravityModel::Spherical => Gravity::Spherical {
+                g_mps2: g,
+                origin_alt_m: e.origin_alt_m,
+            },
+        };
+        let layout = StateLayout {
+            rotors: rotors.len(),
+            actuator_states: actuator.states(),
+            batteries: batteries.len(),
+        };
+        let groups = Tolerances::default().groups(&layout);
+        Ok(Multirotor {
+            name: self.name.clone(),
+            mass_kg,
+            inertia_kgm2,
+            inertia_inv,
+            linear_drag_ns_per_m: drag,
+            angular_damping_nms_per_rad: damping,
+            rotors,
+            esc,
+            motor,
+            propeller,
+            actuator,
+            batteries,
+            sharing,
+            avionics_power_w,
+            contact,
+            gravity,
+            origin,
+            layout,
+            groups,
+        })
+    }
+
+    /// Validates and builds, naming the spec by its `name` in errors.
+    pub fn build(&self) -> Result<Multirotor, SpecError> {
+        self.build_named(&self.name)
+    }
+}

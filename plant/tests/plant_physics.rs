@@ -1,0 +1,428 @@
+//! The full multirotor plant against analytic solutions and conservation
+//! laws, with every integrator.
+
+use lockstep_plant::battery::BatteryModel;
+use lockstep_plant::integrate::{ErrorGroup, GroupKind, Integrator, Method, Options, System};
+use lockstep_plant::{AircraftSpec, HeldPlant, Multirotor, PlantInputs, StateLayout};
+
+const ALL: [Method; 4] = [Method::Euler, Method::Rk4, Method::Bs32, Method::Dp54];
+
+fn iris() -> Multirotor {
+    AircraftSpec::builtin("iris").unwrap().build().unwrap()
+}
+
+fn options(method: Method) -> Options {
+    Options {
+        max_step_ticks: match method {
+            Method::Euler => 100,
+            Method::Rk4 => 1000,
+            _ => 4000,
+        },
+        ..Options::default()
+    }
+}
+
+/// Runs `seconds` of 4 ms intervals with inputs held.
+fn fly(p: &Multirotor, method: Method, x: &mut [f64], u: &PlantInputs, seconds: f64) {
+    let sys = HeldPlant {
+        plant: p,
+        inputs: u,
+    };
+    let mut integ = Integrator::new(method, p.dim(), options(method)).unwrap();
+    let n = (seconds * 250.0).round() as u64;
+    for k in 0..n {
+        integ.step_interval(&sys, k * 4000, 4000, x).unwrap();
+    }
+}
+
+fn yaw_of(x: &[f64]) -> f64 {
+    let q = &x[StateLayout::QUAT..StateLayout::QUAT + 4];
+    (2.0 * (q[0] * q[3] + q[1] * q[2])).atan2(1.0 - 2.0 * (q[2] * q[2] + q[3] * q[3]))
+}
+
+#[test]
+fn hover_rotor_speed_balances_the_weight() {
+    for name in ["iris", "hexa", "octa"] {
+        let p = AircraftSpec::builtin(name).unwrap().build().unwrap();
+        let mut x = p.state_at([0.0, 0.0, -10.0], [1.0, 0.0, 0.0, 0.0]);
+        let rho = p.outputs(&x, &PlantInputs::default()).air_density_kgpm3;
+        for i in 0..p.rotors.len() {
+            x[p.layout.rotor_speed(i)] = p.hover_rotor_speed(rho);
+        }
+        let mut dx = vec![0.0; p.dim()];
+        p.rhs(&x, &PlantInputs::default(), &mut dx);
+        assert!(
+            dx[StateLayout::VEL + 2].abs() < 1e-9,
+            "{name}: a_z = {}",
+            dx[5]
+        );
+        assert!(dx[StateLayout::VEL].abs() < 1e-12 && dx[StateLayout::VEL + 1].abs() < 1e-12);
+        for k in 0..3 {
+            assert!(
+                dx[StateLayout::RATES + k].abs() < 1e-9,
+                "{name}: rate derivative {:?}",
+                &dx[10..13]
+            );
+        }
+    }
+}
+
+#[test]
+fn free_fall_with_linear_drag_matches_the_closed_form() {
+    let p = iris();
+    let (m, g, c) = (p.mass_kg, p.gravity_mps2(), p.linear_drag_ns_per_m.z);
+    let t = 3.0;
+    let vz = m * g / c * (1.0 - (-c * t / m).exp());
+    let dz = m * g / c * t - m * m * g / (c * c) * (1.0 - (-c * t / m).exp());
+    for method in ALL {
+        let mut x = p.state_at([0.0, 0.0, -200.0], [1.0, 0.0, 0.0, 0.0]);
+        fly(&p, method, &mut x, &PlantInputs::default(), t);
+        let tol = if method == Method::Euler { 2e-3 } else { 1e-8 };
+        assert!(
+            (x[5] - vz).abs() < tol * vz,
+            "{method:?}: vz {} vs {vz}",
+            x[5]
+        );
+        assert!(
+            (x[2] - (-200.0 + dz)).abs() < tol * dz,
+            "{method:?}: z {} vs {}",
+            x[2],
+            -200.0 + dz
+        );
+        assert_eq!((x[0], x[1]), (0.0, 0.0));
+    }
+}
+
+#[test]
+fn constant_body_rate_decays_with_angular_damping_as_the_closed_form() {
+    // Yaw rate about a principal axis: w(t) = w0 exp(-d t / I), psi = w0 I/d (1 - exp(-d t / I)).
+    let p = iris();
+    let (iz, d) = (p.inertia_kgm2[(2, 2)], p.angular_damping_nms_per_rad.z);
+    let (w0, t) = (1.0, 2.5);
+    let w = w0 * (-d * t / iz).exp();
+    let psi = w0 * iz / d * (1.0 - (-d * t / iz).exp());
+    for method in ALL {
+        let mut x = p.state_at([0.0, 0.0, -100.0], [1.0, 0.0, 0.0, 0.0]);
+        x[StateLayout::RATES + 2] = w0;
+        fly(&p, method, &mut x, &PlantInputs::default(), t);
+        let tol = if method == Method::Euler { 1e-3 } else { 1e-8 };
+        assert!((x[12] - w).abs() < tol, "{method:?}: rate {} vs {w}", x[12]);
+        let dpsi = (yaw_of(&x)
+            - (psi - 2.0 * std::f64::consts::PI * (psi / (2.0 * std::f64::consts::PI)).round()))
+        .abs();
+        assert!(dpsi < tol, "{method:?}: yaw off by {dpsi:e}");
+        assert!(x[10].abs() < 1e-12 && x[11].abs() < 1e-12);
+    }
+}
+
+/// A battery alone under a constant current.
+struct BatteryUnderLoad<'a> {
+    battery: &'a lockstep_plant::battery::Battery,
+    current: f64,
+}
+impl System for BatteryUnderLoad<'_> {
+    fn dim(&self) -> usize {
+        2
+    }
+    fn rhs(&self, _t: f64, x: &[f64], dx: &mut [f64]) {
+        let (a, b) = self.battery.derivatives(x[1], self.current);
+        dx[0] = a;
+        dx[1] = b;
+    }
+    fn error_groups(&self) -> &[ErrorGroup] {
+        const G: [ErrorGroup; 1] = [ErrorGroup {
+            name: "battery",
+            start: 0,
+            len: 2,
+            kind: GroupKind::Vector {
+                atol: 1e-10,
+                rtol: 1e-10,
+            },
+        }];
+        &G
+    }
+}
+
+#[test]
+fn thevenin_battery_under_constant_current_matches_the_closed_form() {
+    let p = iris();
+    let b = &p.batteries[0];
+    let BatteryModel::Thevenin {
+        r0_ohm,
+        r1_ohm,
+        c1_f,
+        ..
+    } = b.model
+    else {
+        panic!("iris has a Thevenin battery")
+    };
+    let current = 20.0;
+    let t = 600.0;
+    let soc = 1.0 - current * t / (3600.0 * b.capacity_ah);
+    let v1 = current * r1_ohm * (1.0 - (-t / (r1_ohm * c1_f)).exp());
+    let terminal = b.emf(soc, v1) - r0_ohm * current;
+    for method in ALL {
+        let sys = BatteryUnderLoad {
+            battery: b,
+            current,
+        };
+        let mut integ = Integrator::new(method, 2, options(method)).unwrap();
+        let mut x = [1.0, 0.0];
+        for k in 0..(t as u64 * 250) {
+            integ.step_interval(&sys, k * 4000, 4000, &mut x).unwrap();
+        }
+        let tol = if method == Method::Euler { 1e-6 } else { 1e-9 };
+        assert!(
+            (x[0] - soc).abs() < tol,
+            "{method:?}: soc {} vs {soc}",
+            x[0]
+        );
+        assert!(
+            (x[1] - v1).abs() < tol * 10.0,
+            "{method:?}: v1 {} vs {v1}",
+            x[1]
+        );
+        assert!(
+            (b.terminal_voltage(x[0], x[1], current) - terminal).abs() < 1e-5,
+            "{method:?}"
+        );
+    }
+}
+
+#[test]
+fn spinning_rotors_keep_total_angular_momentum_through_gyroscopic_terms() {
+    // Free-spinning unpowered rotors with no aerodynamic torque, no friction,
+    // no damping and negligible thrust: body + rotors conserve angular
+    // momentum in the world frame only if w x H is modelled.
+    let text = AircraftSpec::builtin("iris").unwrap().to_toml_string();
+    let mut spec = AircraftSpec::from_toml_str(&text, "flywheel.toml").unwrap();
+    spec.propeller.torque_coeff_m = 0.0;
+    spec.propeller.max_thrust_to_hover_ratio = None;
+    spec.propeller.thrust_coeff_n_s2 = Some(1e-18);
+    spec.motor.no_load_current_a = 0.0;
+    spec.body.angular_damping_nms_per_rad = [0.0; 3];
+    spec.body.linear_drag_ns_per_m = [0.0; 3];
+    let p = spec.build().unwrap();
+    let momentum = |x: &[f64]| {
+        let w = nalgebra::Vector3::new(x[10], x[11], x[12]);
+        let mut l = p.inertia_kgm2 * w;
+        for (i, r) in p.rotors.iter().enumerate() {
+            l += r.thrust_axis
+                * r.spin_dir
+                * p.motor.rotor_inertia_kgm2
+                * x[p.layout.rotor_speed(i)];
+        }
+        let q = nalgebra::UnitQuaternion::new_normalize(nalgebra::Quaternion::new(
+            x[6], x[7], x[8], x[9],
+        ));
+        q * l
+    };
+    let mut x = p.state_at([0.0, 0.0, -1000.0], [1.0, 0.0, 0.0, 0.0]);
+    x[10] = 0.8;
+    x[11] = -0.3;
+    for i in 0..2 {
+        x[p.layout.rotor_speed(i)] = 900.0; // the two counter-clockwise rotors: H != 0
+    }
+    let l0 = momentum(&x);
+    fly(&p, Method::Dp54, &mut x, &PlantInputs::default(), 3.0);
+    let l = momentum(&x);
+    assert!((l - l0).norm() < 1e-7 * l0.norm(), "{l0:?} -> {l:?}");
+    // The gyroscopic coupling really acted: the body rate changed direction.
+    assert!((x[11] + 0.3).abs() > 0.05, "rates {:?}", &x[10..13]);
+
+    // Spinning a rotor up from rest: the motor torque is internal, so the
+    // body counter-rotates and Iw + H stays zero (the H-dot term).
+    let mut x = p.state_at([0.0, 0.0, -1000.0], [1.0, 0.0, 0.0, 0.0]);
+    let mut u = PlantInputs::default();
+    u.motor_cmd[0] = 0.5;
+    fly(&p, Method::Dp54, &mut x, &u, 0.5);
+    assert!(x[p.layout.rotor_speed(0)] > 100.0);
+    assert!(momentum(&x).norm() < 1e-9, "{:?}", momentum(&x));
+    assert!(
+        x[12] > 0.0,
+        "a counter-clockwise rotor spinning up yaws the body clockwise seen from above (positive yaw)"
+    );
+}
+
+#[test]
+fn rotor_reaction_torque_yaws_the_body_with_the_spin_convention() {
+    // Counter-clockwise rotors (spin +1) at higher thrust: positive yaw rate.
+    let p = iris();
+    let mut x = p.state_at([0.0, 0.0, -50.0], [1.0, 0.0, 0.0, 0.0]);
+    let mut u = PlantInputs::default();
+    for (i, r) in p.rotors.iter().enumerate() {
+        u.motor_cmd[i] = if r.spin_dir > 0.0 { 0.6 } else { 0.4 };
+    }
+    fly(&p, Method::Rk4, &mut x, &u, 0.5);
+    assert!(x[12] > 0.1, "yaw rate {}", x[12]);
+}
+
+#[test]
+fn rotors_settle_at_the_steady_state_of_the_drive_train() {
+    // The Iris drive train on a body too heavy to move, without gravity:
+    // no inflow, so the rotor sees exactly the steady-state conditions.
+    let iris = iris();
+    let mut spec = AircraftSpec::builtin("iris").unwrap();
+    spec.propeller.max_thrust_to_hover_ratio = None;
+    spec.propeller.thrust_coeff_n_s2 = Some(iris.propeller.thrust_coeff);
+    spec.body.mass_kg = 1e7;
+    spec.body.inertia_kgm2 = [[1e6, 0.0, 0.0], [0.0, 1e6, 0.0], [0.0, 0.0, 1e6]];
+    spec.environment.gravity_mps2 = 1e-12;
+    let p = spec.build().unwrap();
+    let mut x = p.state_at([0.0, 0.0, -50.0], [1.0, 0.0, 0.0, 0.0]);
+    let mut u = PlantInputs::default();
+    u.motor_cmd[..4].copy_from_slice(&[0.7; 4]);
+    fly(&p, Method::Rk4, &mut x, &u, 1.0);
+    let o = p.outputs(&x, &u);
+    let expect = p.steady_state_thrust_n(p.esc.duty(0.7), o.bus_voltage_v, o.air_density_kgpm3);
+    let got = o.rotors[0].thrust_n;
+    // The bus keeps sagging slowly (V1 charges with a 20 s time constant),
+    // so the rotor trails the steady state by a hair.
+    assert!(
+        (got / expect - 1.0).abs() < 1e-4,
+        "thrust {got} vs steady state {expect}"
+    );
+    assert!(
+        o.bus_voltage_v < 12.6 && o.bus_voltage_v > 10.0,
+        "bus sags under load: {}",
+        o.bus_voltage_v
+    );
+    assert!(o.batteries[0].current_a > 10.0);
+}
+
+#[test]
+fn faults_on_the_inputs_act_on_the_plant() {
+    let p = iris();
+    let base = p.state_at([0.0, 0.0, -50.0], [1.0, 0.0, 0.0, 0.0]);
+    let mut u = PlantInputs::default();
+    u.motor_cmd[..4].copy_from_slice(&[0.6; 4]);
+    let mut healthy = base.clone();
+    fly(&p, Method::Rk4, &mut healthy, &u, 0.3);
+    // Motor 0 failed: no current, its rotor stays stopped.
+    let mut failed = base.clone();
+    let mut uf = u;
+    uf.motor_enabled[0] = false;
+    fly(&p, Method::Rk4, &mut failed, &uf, 0.3);
+    assert_eq!(failed[p.layout.rotor_speed(0)], 0.0);
+    assert!(failed[p.layout.rotor_speed(1)] > 50.0);
+    // Half thrust on rotor 1.
+    let mut ul = u;
+    ul.thrust_scale[1] = 0.5;
+    let o = p.outputs(&healthy, &ul);
+    let oh = p.outputs(&healthy, &u);
+    assert!((o.rotors[1].thrust_n / oh.rotors[1].thrust_n - 0.5).abs() < 1e-12);
+    // Battery disconnected: the bus is dead and nothing is drawn.
+    let mut ud = u;
+    ud.battery_connected[0] = false;
+    let o = p.outputs(&healthy, &ud);
+    assert_eq!(
+        (o.bus_voltage_v, o.bus_current_a, o.batteries[0].current_a),
+        (0.0, 0.0, 0.0)
+    );
+    assert!(
+        !o.batteries[0].connected && o.batteries[0].voltage_v > 12.0,
+        "open-circuit voltage reported"
+    );
+}
+
+#[test]
+fn parallel_batteries_share_the_load_by_resistance() {
+    let p = AircraftSpec::builtin("octa").unwrap().build().unwrap();
+    let mut x = p.state_at([0.0, 0.0, -50.0], [1.0, 0.0, 0.0, 0.0]);
+    let mut u = PlantInputs::default();
+    u.motor_cmd[..8].copy_from_slice(&[0.6; 8]);
+    fly(&p, Method::Rk4, &mut x, &u, 0.2);
+    let o = p.outputs(&x, &u);
+    let (i0, i1) = (o.batteries[0].current_a, o.batteries[1].current_a);
+    assert!((i0 + i1 - o.bus_current_a).abs() < 1e-9);
+    let (e0, e1) = (
+        p.batteries[0].emf(x[p.layout.soc(0)], x[p.layout.v1(0)]),
+        p.batteries[1].emf(x[p.layout.soc(1)], x[p.layout.v1(1)]),
+    );
+    assert!((e0 - p.batteries[0].r0() * i0 - o.bus_voltage_v).abs() < 1e-9);
+    assert!((e1 - p.batteries[1].r0() * i1 - o.bus_voltage_v).abs() < 1e-9);
+    assert!(i0 > i1, "the lower-resistance pack carries more: {i0} {i1}");
+}
+
+#[test]
+fn a_dropped_vehicle_comes_to_rest_level_on_its_feet() {
+    let p = iris();
+    let rest = p.resting_state(0.0, 0.0, 0.0);
+    let mut x = p.state_at([0.0, 0.0, rest[2] - 0.5], [0.998, 0.05, 0.03, 0.0]);
+    fly(&p, Method::Dp54, &mut x, &PlantInputs::default(), 4.0);
+    let o = p.outputs(&x, &PlantInputs::default());
+    assert_eq!(o.contact_points, 4, "all four feet down");
+    assert!(
+        (x[2] - rest[2]).abs() < 2e-3,
+        "z {} vs rest {}",
+        x[2],
+        rest[2]
+    );
+    assert!(
+        x[3..6].iter().all(|v| v.abs() < 1e-2),
+        "still: {:?}",
+        &x[3..6]
+    );
+    assert!(
+        x[7].abs() < 1e-3 && x[8].abs() < 1e-3,
+        "level: {:?}",
+        &x[6..10]
+    );
+}
+
+#[test]
+fn resting_state_is_an_equilibrium() {
+    for name in ["iris", "hexa", "octa"] {
+        let p = AircraftSpec::builtin(name).unwrap().build().unwrap();
+        let x = p.resting_state(3.0, -2.0, 0.7);
+        let mut dx = vec![0.0; p.dim()];
+        p.rhs(&x, &PlantInputs::default(), &mut dx);
+        assert!(
+            dx[3..6].iter().all(|v| v.abs() < 1e-9),
+            "{name}: {:?}",
+            &dx[3..6]
+        );
+        assert!(
+            dx[10..13].iter().all(|v| v.abs() < 1e-9),
+            "{name}: {:?}",
+            &dx[10..13]
+        );
+    }
+}
+
+#[test]
+fn same_interval_sequence_gives_identical_bits_on_the_full_plant() {
+    let p = AircraftSpec::builtin("octa").unwrap().build().unwrap();
+    for method in ALL {
+        let run = || {
+            let mut x = p.resting_state(0.0, 0.0, 0.0);
+            let sys_inputs: Vec<PlantInputs> = (0..8)
+                .map(|k| {
+                    let mut u = PlantInputs::default();
+                    for i in 0..8 {
+                        u.motor_cmd[i] = 0.55 + 0.02 * ((k * 3 + i) % 5) as f64;
+                    }
+                    u.wind_ned_mps = [1.0, -0.5 * k as f64, 0.1];
+                    u
+                })
+                .collect();
+            let mut integ = Integrator::new(method, p.dim(), options(method)).unwrap();
+            for k in 0..250u64 {
+                let u = &sys_inputs[(k % 8) as usize];
+                integ
+                    .step_interval(
+                        &HeldPlant {
+                            plant: &p,
+                            inputs: u,
+                        },
+                        k * 4000,
+                        4000,
+                        &mut x,
+                    )
+                    .unwrap();
+            }
+            x.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+        };
+        assert_eq!(run(), run(), "{method:?}");
+    }
+}
