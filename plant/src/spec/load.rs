@@ -38,7 +38,10 @@ impl Origin {
             (_, false) => Ok(Origin::Builtin(target.to_string())),
             (Origin::File(p), true) => {
                 let base = p.parent().unwrap_or(Path::new("."));
-                Ok(Origin::File(base.join(target)))
+                let path = base.join(target);
+                // Canonical when it exists, so that cycles are recognised
+                // whatever the spelling of the path.
+                Ok(Origin::File(std::fs::canonicalize(&path).unwrap_or(path)))
             }
             (Origin::Builtin(_), true) => {
                 Err("a built-in spec can only extend built-in specs".into())
@@ -147,10 +150,13 @@ fn from_table(label: &str, table: toml::Table) -> Result<AircraftSpec, SpecError
             keys: unknown,
         });
     }
-    let spec = spec.map_err(|e| SpecError::Invalid {
-        spec: label.to_string(),
-        key: e.path().to_string(),
-        reason: e.inner().to_string(),
+    let spec = spec.map_err(|e| {
+        let key = e.path().to_string();
+        SpecError::Invalid {
+            spec: label.to_string(),
+            key: if key == "." { "(top level)".into() } else { key },
+            reason: e.inner().to_string().trim_end().to_string(),
+        }
     })?;
     if spec.schema_version != SCHEMA_VERSION {
         return Err(SpecError::SchemaVersion {
@@ -170,6 +176,10 @@ fn load_origin(origin: Origin, text: Option<&str>) -> Result<AircraftSpec, SpecE
             owned = origin.text()?;
             &owned
         }
+    };
+    let origin = match origin {
+        Origin::File(p) => Origin::File(std::fs::canonicalize(&p).unwrap_or(p)),
+        b => b,
     };
     let mut stack = Vec::new();
     let merged = load_merged(&origin, text, &mut stack)?;

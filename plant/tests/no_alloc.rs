@@ -1,0 +1,70 @@
+//! The right-hand side and every integrator step allocate nothing once the
+//! integrator exists (a counting global allocator, per thread).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use lockstep_plant::integrate::{Integrator, Method, Options};
+use lockstep_plant::{AircraftSpec, HeldPlant, PlantInputs};
+
+thread_local! {
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+struct Counting;
+
+// SAFETY: forwards to the system allocator; the counter is a thread-local
+// Cell (const-initialised, so touching it never allocates).
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.with(|c| c.set(c.get() + 1));
+        // SAFETY: same contract as ours.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as ours.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.with(|c| c.set(c.get() + 1));
+        // SAFETY: same contract as ours.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations() -> u64 {
+    ALLOCATIONS.with(|c| c.get())
+}
+
+#[test]
+fn rhs_outputs_and_steps_do_not_allocate() {
+    for name in ["iris", "octa"] {
+        let plant = AircraftSpec::builtin(name).unwrap().build().unwrap();
+        let mut x = plant.resting_state(0.0, 0.0, 0.0);
+        let mut dx = vec![0.0; plant.dim()];
+        let mut u = PlantInputs::default();
+        u.motor_cmd = [0.65; 12];
+        u.wind_ned_mps = [3.0, 1.0, 0.0];
+        let mut integrators: Vec<Integrator> = [Method::Euler, Method::Rk4, Method::Bs32, Method::Dp54]
+            .into_iter()
+            .map(|m| Integrator::new(m, plant.dim(), Options { max_step_ticks: 1000, ..Options::default() }).unwrap())
+            .collect();
+        let before = allocations();
+        for _ in 0..200 {
+            plant.rhs(&x, &u, &mut dx);
+            let o = plant.outputs(&x, &u);
+            assert!(o.bus_voltage_v > 0.0);
+        }
+        for (k, integ) in integrators.iter_mut().enumerate() {
+            for i in 0..100u64 {
+                let sys = HeldPlant { plant: &plant, inputs: &u };
+                integ.step_interval(&sys, (k as u64 * 100 + i) * 4000, 4000, &mut x).unwrap();
+            }
+        }
+        assert_eq!(allocations() - before, 0, "{name}: allocations on the hot path");
+        assert!(x[2] < -0.2, "{name}: it took off, the steps did real work");
+    }
+}
