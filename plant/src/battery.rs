@@ -13,12 +13,36 @@ pub enum BatteryWarning {
 /// Open-circuit voltage over state of charge, piecewise linear.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OcvTable {
-    /// Strictly increasing, from 0 to 1.
-    pub soc: Vec<f64>,
-    pub voltage_v: Vec<f64>,
+    soc: Vec<f64>,
+    voltage_v: Vec<f64>,
+    /// Slope of each segment, V per unit SOC.
+    slope: Vec<f64>,
 }
 
 impl OcvTable {
+    /// `soc` strictly increasing from 0 to 1, one voltage each (validated by
+    /// the spec).
+    pub fn new(soc: Vec<f64>, voltage_v: Vec<f64>) -> Self {
+        let slope = soc
+            .windows(2)
+            .zip(voltage_v.windows(2))
+            .map(|(s, v)| (v[1] - v[0]) / (s[1] - s[0]))
+            .collect();
+        OcvTable {
+            soc,
+            voltage_v,
+            slope,
+        }
+    }
+
+    pub fn soc(&self) -> &[f64] {
+        &self.soc
+    }
+
+    pub fn voltage_v(&self) -> &[f64] {
+        &self.voltage_v
+    }
+
     /// Voltage at `soc` (clamped to [0, 1]).
     pub fn voltage(&self, soc: f64) -> f64 {
         let s = soc.clamp(0.0, 1.0);
@@ -28,9 +52,7 @@ impl OcvTable {
         while i < n - 1 && self.soc[i] < s {
             i += 1;
         }
-        let (s0, s1) = (self.soc[i - 1], self.soc[i]);
-        let (v0, v1) = (self.voltage_v[i - 1], self.voltage_v[i]);
-        v0 + (v1 - v0) * (s - s0) / (s1 - s0)
+        self.voltage_v[i - 1] + self.slope[i - 1] * (s - self.soc[i - 1])
     }
 }
 

@@ -1,5 +1,12 @@
 //! Flat ground at z = 0 (NED): penalty spring-damper normal force with smooth
 //! Coulomb friction, applied at contact points of the airframe.
+//!
+//! The damping ramps in over the first [`DAMPING_RAMP_M`] of penetration, so
+//! the normal force is continuous at touchdown (a plain `k d + c v` jumps by
+//! `c v` at first contact, which no error-controlled step can resolve).
+
+/// Penetration over which the contact damping ramps in, m.
+pub const DAMPING_RAMP_M: f64 = 0.002;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Contact {
@@ -21,7 +28,9 @@ impl Contact {
         if depth <= 0.0 {
             return [0.0; 3];
         }
-        let normal = (self.stiffness_n_per_m * depth + self.damping_ns_per_m * v[2]).max(0.0);
+        let ramp = (depth * (1.0 / DAMPING_RAMP_M)).min(1.0);
+        let normal =
+            (self.stiffness_n_per_m * depth + ramp * self.damping_ns_per_m * v[2]).max(0.0);
         let slip =
             (v[0] * v[0] + v[1] * v[1] + self.friction_smoothing_mps * self.friction_smoothing_mps)
                 .sqrt();
@@ -46,6 +55,14 @@ mod tests {
         assert_eq!(c.force([0.0, 0.0, -0.1], [1.0, 0.0, 1.0]), [0.0; 3]);
         let f = c.force([0.0, 0.0, 0.01], [0.0, 0.0, 0.0]);
         assert_eq!(f, [0.0, 0.0, -10.0]);
+        // Continuous at touchdown: the damping ramps in with depth.
+        let f = c.force([0.0, 0.0, 1e-6], [0.0, 0.0, 10.0]);
+        assert!(
+            (f[2] + 1000.0 * 1e-6 + 10.0 * 10.0 * 1e-6 / DAMPING_RAMP_M).abs() < 1e-12,
+            "{f:?}"
+        );
+        let f = c.force([0.0, 0.0, 0.005], [0.0, 0.0, 1.0]);
+        assert_eq!(f, [0.0, 0.0, -15.0], "full damping past the ramp");
         // Pulling out fast never pulls the vehicle down.
         assert_eq!(
             c.force([0.0, 0.0, 0.01], [0.0, 0.0, -5.0]),

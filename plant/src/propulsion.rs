@@ -2,12 +2,25 @@
 //!
 //! The motor current is quasi-static (no inductance state):
 //! `I = clamp((d V_bus - Ke w) / R, 0, I_max)`, the shaft torque `Kt I`, the
-//! losses `Kt I0 tanh(w / w_s) + b w`; the rotor speed `w` is a state with
+//! losses `Kt I0 s(w / w_s) + b w` with a C1 smooth sign `s` (see [`smooth_sign`]);
+//! the rotor speed `w` is a state with
 //! `J dw/dt = Kt I - losses - Q`. Thrust and torque are `kT (rho/rho_ref) w^2`
 //! and `(Q/T) * thrust`, scaled by an axial-inflow factor.
 
-/// Rotor speed below which the no-load loss fades out smoothly, rad/s.
-const LOSS_SMOOTHING_RADPS: f64 = 2.0;
+/// Rotor speed over which the no-load loss fades in, rad/s.
+pub const LOSS_SMOOTHING_RADPS: f64 = 4.0;
+
+/// A continuously differentiable sign: `x (2 - |x|)` on [-1, 1], `sign(x)`
+/// outside (multiplications only: cheap, and the same bits everywhere).
+pub fn smooth_sign(x: f64) -> f64 {
+    if x >= 1.0 {
+        1.0
+    } else if x <= -1.0 {
+        -1.0
+    } else {
+        x * (2.0 - x.abs())
+    }
+}
 /// Air density the thrust coefficient refers to (ISA sea level).
 pub const RHO_REF: f64 = 1.225;
 
@@ -55,7 +68,7 @@ impl Motor {
 
     /// Friction and no-load losses as a torque, N m.
     pub fn loss_torque(&self, w: f64) -> f64 {
-        self.ke() * self.no_load_current_a * (w / LOSS_SMOOTHING_RADPS).tanh()
+        self.ke() * self.no_load_current_a * smooth_sign(w / LOSS_SMOOTHING_RADPS)
             + self.viscous_friction_nms_per_rad * w
     }
 }
@@ -76,12 +89,12 @@ impl Propeller {
     /// enters the disc from the thrust side, i.e. climbing): `1 - J / J0`,
     /// kept in [0, 1.5].
     pub fn inflow_factor(&self, w: f64, v_axial: f64) -> f64 {
-        let n_rps = w / (2.0 * std::f64::consts::PI);
-        let nd = n_rps * 2.0 * self.radius_m;
-        if nd < 1e-6 {
-            return 1.0;
-        }
-        (1.0 - v_axial / (nd * self.zero_thrust_advance_ratio)).clamp(0.0, 1.5)
+        inflow_factor(w * self.inflow_speed_per_radps(), v_axial)
+    }
+
+    /// `J0 n D` per rad/s of rotor speed: the axial speed at which thrust vanishes.
+    pub fn inflow_speed_per_radps(&self) -> f64 {
+        self.zero_thrust_advance_ratio * self.radius_m / std::f64::consts::PI
     }
 
     /// Thrust at speed `w`, density `rho` and inflow factor.
@@ -90,25 +103,45 @@ impl Propeller {
     }
 }
 
+/// `1 - v_axial / v_zero` in [0, 1.5]; 1 when the rotor (nearly) stands.
+pub fn inflow_factor(v_zero: f64, v_axial: f64) -> f64 {
+    if v_zero < 1e-6 {
+        return 1.0;
+    }
+    (1.0 - v_axial / v_zero).clamp(0.0, 1.5)
+}
+
 /// The thrust coefficient that makes full duty at `voltage_v` (sea level,
-/// no inflow, steady state) produce `thrust_n`. Errors say why the motor
-/// cannot.
+/// no inflow, steady state) produce `thrust_n`. The steady state does not
+/// depend on the coefficient: the torque balance
+/// `Kt (V - Ke w)/R - losses(w) = (Q/T) thrust_n` fixes `w` (found by a
+/// fixed-count bisection), then `kT = thrust_n / w^2`. Errors say why the
+/// motor cannot.
 pub fn calibrate_thrust_coeff(
     motor: &Motor,
     torque_coeff_m: f64,
     voltage_v: f64,
     thrust_n: f64,
 ) -> Result<f64, String> {
-    // Steady state, loss tanh saturated (w >> w_s): Kt (V - Ke w)/R - Kt I0 - b w = (Q/T) T.
     let (ke, r) = (motor.ke(), motor.resistance_ohm);
     let q = torque_coeff_m * thrust_n;
-    let w = (ke * voltage_v / r - ke * motor.no_load_current_a - q)
-        / (ke * ke / r + motor.viscous_friction_nms_per_rad);
-    if !(w > 20.0 * LOSS_SMOOTHING_RADPS) {
+    let net = |w: f64| ke * (voltage_v - ke * w) / r - motor.loss_torque(w) - q;
+    let (mut lo, mut hi) = (0.0, voltage_v / ke);
+    let margin = net(20.0 * LOSS_SMOOTHING_RADPS);
+    if margin.is_nan() || margin <= 0.0 {
         return Err(format!(
             "the motor cannot turn a propeller making {thrust_n:.3} N (reaction torque {q:.3} N m) at {voltage_v} V"
         ));
     }
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if net(mid) > 0.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let w = lo;
     let current = (voltage_v - ke * w) / r;
     if current > motor.current_limit_a {
         return Err(format!(

@@ -45,13 +45,26 @@ fn rhs_outputs_and_steps_do_not_allocate() {
         let plant = AircraftSpec::builtin(name).unwrap().build().unwrap();
         let mut x = plant.resting_state(0.0, 0.0, 0.0);
         let mut dx = vec![0.0; plant.dim()];
-        let mut u = PlantInputs::default();
-        u.motor_cmd = [0.65; 12];
-        u.wind_ned_mps = [3.0, 1.0, 0.0];
-        let mut integrators: Vec<Integrator> = [Method::Euler, Method::Rk4, Method::Bs32, Method::Dp54]
-            .into_iter()
-            .map(|m| Integrator::new(m, plant.dim(), Options { max_step_ticks: 1000, ..Options::default() }).unwrap())
-            .collect();
+        let u = PlantInputs {
+            motor_cmd: [0.65; 12],
+            wind_ned_mps: [3.0, 1.0, 0.0],
+            ..Default::default()
+        };
+        let mut integrators: Vec<Integrator> =
+            [Method::Euler, Method::Rk4, Method::Bs32, Method::Dp54]
+                .into_iter()
+                .map(|m| {
+                    Integrator::new(
+                        m,
+                        plant.dim(),
+                        Options {
+                            max_step_ticks: 1000,
+                            ..Options::default()
+                        },
+                    )
+                    .unwrap()
+                })
+                .collect();
         let before = allocations();
         for _ in 0..200 {
             plant.rhs(&x, &u, &mut dx);
@@ -60,11 +73,20 @@ fn rhs_outputs_and_steps_do_not_allocate() {
         }
         for (k, integ) in integrators.iter_mut().enumerate() {
             for i in 0..100u64 {
-                let sys = HeldPlant { plant: &plant, inputs: &u };
-                integ.step_interval(&sys, (k as u64 * 100 + i) * 4000, 4000, &mut x).unwrap();
+                let sys = HeldPlant {
+                    plant: &plant,
+                    inputs: &u,
+                };
+                integ
+                    .step_interval(&sys, (k as u64 * 100 + i) * 4000, 4000, &mut x)
+                    .unwrap();
             }
         }
-        assert_eq!(allocations() - before, 0, "{name}: allocations on the hot path");
+        assert_eq!(
+            allocations() - before,
+            0,
+            "{name}: allocations on the hot path"
+        );
         assert!(x[2] < -0.2, "{name}: it took off, the steps did real work");
     }
 }

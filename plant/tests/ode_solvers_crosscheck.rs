@@ -22,7 +22,12 @@ impl System<f64, DVector<f64>> for Adapter<'_> {
 fn inputs_at(k: u64) -> PlantInputs {
     let mut u = PlantInputs::default();
     let s = (k as f64 * 0.02).sin();
-    u.motor_cmd[..4].copy_from_slice(&[0.62 + 0.05 * s, 0.60 - 0.04 * s, 0.61 + 0.03 * s, 0.60 - 0.02 * s]);
+    u.motor_cmd[..4].copy_from_slice(&[
+        0.62 + 0.05 * s,
+        0.60 - 0.04 * s,
+        0.61 + 0.03 * s,
+        0.60 - 0.02 * s,
+    ]);
     u.wind_ned_mps = [2.0, -1.0 + s, 0.2];
     u
 }
@@ -55,16 +60,42 @@ fn rk4_agrees_with_ode_solvers_rk4() {
     let mut theirs = DVector::from_vec(x0);
     for k in 0..INTERVALS {
         let u = inputs_at(k);
-        integ.step_interval(&HeldPlant { plant: &plant, inputs: &u }, k * 4000, 4000, &mut ours).unwrap();
-        let mut s = Rk4::new(Adapter { plant: &plant, inputs: &u }, 0.0, theirs.clone(), 0.004, 0.001);
+        integ
+            .step_interval(
+                &HeldPlant {
+                    plant: &plant,
+                    inputs: &u,
+                },
+                k * 4000,
+                4000,
+                &mut ours,
+            )
+            .unwrap();
+        let mut s = Rk4::new(
+            Adapter {
+                plant: &plant,
+                inputs: &u,
+            },
+            0.0,
+            theirs.clone(),
+            0.004,
+            0.001,
+        );
         s.integrate().unwrap();
         theirs = s.y_out().last().unwrap().clone();
         normalise(theirs.as_mut_slice());
     }
     let moved = ((ours[0]).powi(2) + ours[1].powi(2) + (ours[2] + 20.0).powi(2)).sqrt();
-    assert!(moved > 1.0 && ours[10..13].iter().any(|w| w.abs() > 0.1), "it manoeuvred: {:?}", &ours[..13]);
+    assert!(
+        moved > 1.0 && ours[10..13].iter().any(|w| w.abs() > 0.1),
+        "it manoeuvred: {:?}",
+        &ours[..13]
+    );
     for (i, (a, b)) in ours.iter().zip(theirs.iter()).enumerate() {
-        assert!((a - b).abs() < 1e-8 * (1.0 + b.abs()), "state {i}: ours {a}, ode_solvers {b}");
+        assert!(
+            (a - b).abs() < 1e-8 * (1.0 + b.abs()),
+            "state {i}: ours {a}, ode_solvers {b}"
+        );
     }
 }
 
@@ -74,24 +105,60 @@ fn dp54_agrees_with_ode_solvers_dopri5() {
     plant.set_tolerances(&Tolerances::uniform(1e-9, 1e-9));
     let x0 = flying(&plant);
     let mut ours = x0.clone();
-    let opts = Options { max_step_ticks: 4000, ..Options::default() };
+    let opts = Options {
+        max_step_ticks: 4000,
+        ..Options::default()
+    };
     let mut integ = Integrator::new(Method::Dp54, plant.dim(), opts).unwrap();
     let mut theirs = DVector::from_vec(x0);
     for k in 0..INTERVALS {
         let u = inputs_at(k);
-        integ.step_interval(&HeldPlant { plant: &plant, inputs: &u }, k * 4000, 4000, &mut ours).unwrap();
-        let mut s = Dopri5::new(Adapter { plant: &plant, inputs: &u }, 0.0, 0.004, 0.004, theirs.clone(), 1e-10, 1e-10);
+        integ
+            .step_interval(
+                &HeldPlant {
+                    plant: &plant,
+                    inputs: &u,
+                },
+                k * 4000,
+                4000,
+                &mut ours,
+            )
+            .unwrap();
+        let mut s = Dopri5::new(
+            Adapter {
+                plant: &plant,
+                inputs: &u,
+            },
+            0.0,
+            0.004,
+            0.004,
+            theirs.clone(),
+            1e-10,
+            1e-10,
+        );
         s.integrate().unwrap();
         theirs = s.y_out().last().unwrap().clone();
         normalise(theirs.as_mut_slice());
     }
     // The reference: RK4 at 50 us (error ~1e-12 here).
     let mut reference = flying(&plant);
-    let fine = Options { max_step_ticks: 50, ..Options::default() };
+    let fine = Options {
+        max_step_ticks: 50,
+        ..Options::default()
+    };
     let mut rk = Integrator::new(Method::Rk4, plant.dim(), fine).unwrap();
     for k in 0..INTERVALS {
         let u = inputs_at(k);
-        rk.step_interval(&HeldPlant { plant: &plant, inputs: &u }, k * 4000, 4000, &mut reference).unwrap();
+        rk.step_interval(
+            &HeldPlant {
+                plant: &plant,
+                inputs: &u,
+            },
+            k * 4000,
+            4000,
+            &mut reference,
+        )
+        .unwrap();
     }
     let worst = |x: &[f64]| {
         x.iter()
@@ -107,6 +174,9 @@ fn dp54_agrees_with_ode_solvers_dopri5() {
     // ode_solvers reports x_end through its dense output (4th order), which
     // is why it sits further from the reference; the two still agree.
     for (i, (a, b)) in ours.iter().zip(theirs.iter()).enumerate() {
-        assert!((a - b).abs() < 1e-4 * (1.0 + b.abs()), "state {i}: ours {a}, ode_solvers {b}");
+        assert!(
+            (a - b).abs() < 1e-4 * (1.0 + b.abs()),
+            "state {i}: ours {a}, ode_solvers {b}"
+        );
     }
 }

@@ -371,6 +371,29 @@ fn a_dropped_vehicle_comes_to_rest_level_on_its_feet() {
 }
 
 #[test]
+fn a_hard_impact_is_integrated_and_settles() {
+    // Regression: a discontinuous contact force at touchdown made the
+    // adaptive step collapse to 1 us and fail. Dropped from 10 m (14 m/s).
+    let p = iris();
+    let rest = p.resting_state(0.0, 0.0, 0.0);
+    for method in [Method::Dp54, Method::Bs32, Method::Rk4] {
+        let mut x = p.state_at([0.0, 0.0, rest[2] - 10.0], [0.99, 0.1, 0.05, 0.0]);
+        fly(&p, method, &mut x, &PlantInputs::default(), 5.0);
+        assert!(
+            (x[2] - rest[2]).abs() < 5e-3,
+            "{method:?}: z {} vs rest {}",
+            x[2],
+            rest[2]
+        );
+        assert!(
+            x[3..6].iter().all(|v| v.abs() < 0.05),
+            "{method:?}: {:?}",
+            &x[3..6]
+        );
+    }
+}
+
+#[test]
 fn resting_state_is_an_equilibrium() {
     for name in ["iris", "hexa", "octa"] {
         let p = AircraftSpec::builtin(name).unwrap().build().unwrap();

@@ -30,7 +30,9 @@ fn iris_with(from: &str, to: &str) -> Result<AircraftSpec, SpecError> {
 }
 
 fn invalid(from: &str, to: &str) -> String {
-    let err = iris_with(from, to).and_then(|s| s.build_named("test.toml").map(|_| s)).unwrap_err();
+    let err = iris_with(from, to)
+        .and_then(|s| s.build_named("test.toml").map(|_| s))
+        .unwrap_err();
     err.to_string()
 }
 
@@ -38,19 +40,53 @@ fn invalid(from: &str, to: &str) -> String {
 fn iris_is_the_specified_airframe() {
     let s = AircraftSpec::builtin("iris").unwrap();
     assert_eq!(s.body.mass_kg, 1.5);
-    assert_eq!(s.body.inertia_kgm2, [[0.029125, 0.0, 0.0], [0.0, 0.029125, 0.0], [0.0, 0.0, 0.055225]]);
-    let pos: Vec<[f64; 2]> = s.rotors.iter().map(|r| [r.position_m[0], r.position_m[1]]).collect();
-    assert_eq!(pos, [[0.1515, 0.245], [-0.1515, -0.1875], [0.1515, -0.245], [-0.1515, 0.1875]]);
-    assert_eq!(s.rotors.iter().map(|r| r.spin_dir).collect::<Vec<_>>(), [1, 1, -1, -1]);
-    assert_eq!((s.propeller.torque_coeff_m, s.propeller.radius_m), (0.05, 0.127));
+    assert_eq!(
+        s.body.inertia_kgm2,
+        [
+            [0.029125, 0.0, 0.0],
+            [0.0, 0.029125, 0.0],
+            [0.0, 0.0, 0.055225]
+        ]
+    );
+    let pos: Vec<[f64; 2]> = s
+        .rotors
+        .iter()
+        .map(|r| [r.position_m[0], r.position_m[1]])
+        .collect();
+    assert_eq!(
+        pos,
+        [
+            [0.1515, 0.245],
+            [-0.1515, -0.1875],
+            [0.1515, -0.245],
+            [-0.1515, 0.1875]
+        ]
+    );
+    assert_eq!(
+        s.rotors.iter().map(|r| r.spin_dir).collect::<Vec<_>>(),
+        [1, 1, -1, -1]
+    );
+    assert_eq!(
+        (s.propeller.torque_coeff_m, s.propeller.radius_m),
+        (0.05, 0.127)
+    );
     let m = &s.motor;
     assert_eq!(
-        (m.kv_rpm_per_v, m.resistance_ohm, m.rotor_inertia_kgm2, m.no_load_current_a, m.current_limit_a),
+        (
+            m.kv_rpm_per_v,
+            m.resistance_ohm,
+            m.rotor_inertia_kgm2,
+            m.no_load_current_a,
+            m.current_limit_a
+        ),
         (920.0, 0.25, 1.2e-5, 0.6, 60.0)
     );
     assert_eq!((s.esc.efficiency, s.esc.deadzone), (0.98, 0.02));
     let b = &s.batteries[0];
-    assert_eq!((b.capacity_ah, b.r0_ohm, b.r1_ohm, b.c1_f), (5.0, 0.02, Some(0.01), Some(2000.0)));
+    assert_eq!(
+        (b.capacity_ah, b.r0_ohm, b.r1_ohm, b.c1_f),
+        (5.0, 0.02, Some(0.01), Some(2000.0))
+    );
     let ocv = b.ocv_v.as_ref().unwrap();
     assert_eq!((ocv[0], ocv[ocv.len() - 1]), (10.8, 12.6));
     assert_eq!(s.body.linear_drag_ns_per_m, [0.05; 3]);
@@ -78,8 +114,19 @@ fn every_builtin_builds_and_round_trips_through_canonical_toml() {
         assert_eq!(again, s, "{name}");
     }
     let p = AircraftSpec::builtin("octa").unwrap().build().unwrap();
-    assert_eq!((p.rotors.len(), p.batteries.len(), p.actuator.states()), (8, 2, 1));
-    assert_eq!(AircraftSpec::builtin("hexa").unwrap().build().unwrap().rotors.len(), 6);
+    assert_eq!(
+        (p.rotors.len(), p.batteries.len(), p.actuator.states()),
+        (8, 2, 1)
+    );
+    assert_eq!(
+        AircraftSpec::builtin("hexa")
+            .unwrap()
+            .build()
+            .unwrap()
+            .rotors
+            .len(),
+        6
+    );
 }
 
 #[test]
@@ -93,7 +140,9 @@ fn calibration_gives_the_requested_multiple_of_hover_thrust() {
 #[test]
 fn unknown_keys_are_errors_naming_every_key_path() {
     let err = iris_with("kv_rpm_per_v", "kv_rpm_per_vv").unwrap_err();
-    let SpecError::UnknownKeys { spec, keys } = &err else { panic!("{err:?}") };
+    let SpecError::UnknownKeys { spec, keys } = &err else {
+        panic!("{err:?}")
+    };
     assert_eq!(spec, "test.toml");
     assert_eq!(keys, &["motor.kv_rpm_per_vv"]);
     let err = iris_with("spin_dir = -1\n", "spin_dir = -1\nspin = 2\n").unwrap_err();
@@ -102,27 +151,41 @@ fn unknown_keys_are_errors_naming_every_key_path() {
         "test.toml: unknown key(s) rotors.2.spin; check the spelling and the unit suffix"
     );
     let err = iris_with("", "[weather]\nrain = true").unwrap_err();
-    assert!(matches!(&err, SpecError::UnknownKeys { keys, .. } if keys == &["weather"]), "{err:?}");
+    assert!(
+        matches!(&err, SpecError::UnknownKeys { keys, .. } if keys == &["weather"]),
+        "{err:?}"
+    );
 }
 
 #[test]
 fn type_errors_name_the_key_path() {
     let err = iris_with("spin_dir = -1\n", "spin_dir = \"ccw\"\n").unwrap_err();
-    let SpecError::Invalid { key, reason, .. } = &err else { panic!("{err:?}") };
+    let SpecError::Invalid { key, reason, .. } = &err else {
+        panic!("{err:?}")
+    };
     assert_eq!(key, "rotors[2].spin_dir");
     assert!(reason.contains("invalid type"), "{reason}");
     let err = iris_with("model = \"thevenin\"", "model = \"nimh\"").unwrap_err();
-    assert!(matches!(&err, SpecError::Invalid { key, reason, .. }
-        if key == "batteries[0].model" && reason.contains("unknown variant `nimh`")), "{err:?}");
+    assert!(
+        matches!(&err, SpecError::Invalid { key, reason, .. }
+        if key == "batteries[0].model" && reason.contains("unknown variant `nimh`")),
+        "{err:?}"
+    );
     let err = iris_with("mass_kg = 1.5\n", "").unwrap_err();
-    assert!(matches!(&err, SpecError::Invalid { key, reason, .. }
-        if key == "body" && reason.contains("missing field `mass_kg`")), "{err:?}");
+    assert!(
+        matches!(&err, SpecError::Invalid { key, reason, .. }
+        if key == "body" && reason.contains("missing field `mass_kg`")),
+        "{err:?}"
+    );
 }
 
 #[test]
 fn syntax_errors_carry_line_and_column() {
-    let err = AircraftSpec::from_toml_str("schema_version = 1\nname = \"x\n", "broken.toml").unwrap_err();
-    let SpecError::Syntax { spec, message } = &err else { panic!("{err:?}") };
+    let err =
+        AircraftSpec::from_toml_str("schema_version = 1\nname = \"x\n", "broken.toml").unwrap_err();
+    let SpecError::Syntax { spec, message } = &err else {
+        panic!("{err:?}")
+    };
     assert_eq!(spec, "broken.toml");
     assert!(message.contains("line 2"), "{message}");
 }
@@ -130,7 +193,14 @@ fn syntax_errors_carry_line_and_column() {
 #[test]
 fn schema_version_must_match() {
     let err = iris_with("schema_version = 1", "schema_version = 2").unwrap_err();
-    assert_eq!(err, SpecError::SchemaVersion { spec: "test.toml".into(), found: 2, supported: 1 });
+    assert_eq!(
+        err,
+        SpecError::SchemaVersion {
+            spec: "test.toml".into(),
+            found: 2,
+            supported: 1
+        }
+    );
 }
 
 #[test]
@@ -150,13 +220,25 @@ fn extends_deep_merges_files_and_builtins() {
     let s = AircraftSpec::load(d.join("sub/heavier.toml")).unwrap();
     assert_eq!(s.name, "heavy-iris");
     assert_eq!(s.body.mass_kg, 1.6, "from the middle file");
-    assert_eq!(s.body.inertia_kgm2[0][0], 0.029125, "deep merge keeps the base's other body keys");
+    assert_eq!(
+        s.body.inertia_kgm2[0][0], 0.029125,
+        "deep merge keeps the base's other body keys"
+    );
     assert_eq!(s.motor.resistance_ohm, 0.2);
     assert_eq!(s.motor.kv_rpm_per_v, 920.0);
     assert_eq!(s.batteries.len(), 1, "arrays are replaced, not appended");
     s.build().unwrap();
-    assert_eq!(AircraftSpec::resolve("iris").unwrap(), AircraftSpec::builtin("iris").unwrap());
-    assert_eq!(AircraftSpec::resolve(d.join("heavy.toml").to_str().unwrap()).unwrap().body.mass_kg, 1.6);
+    assert_eq!(
+        AircraftSpec::resolve("iris").unwrap(),
+        AircraftSpec::builtin("iris").unwrap()
+    );
+    assert_eq!(
+        AircraftSpec::resolve(d.join("heavy.toml").to_str().unwrap())
+            .unwrap()
+            .body
+            .mass_kg,
+        1.6
+    );
 }
 
 #[test]
@@ -165,28 +247,49 @@ fn extends_errors_cycles_missing_files_and_bad_values() {
     std::fs::write(d.join("a.toml"), "extends = [\"./b.toml\"]\n").unwrap();
     std::fs::write(d.join("b.toml"), "extends = [\"./a.toml\"]\n").unwrap();
     let err = AircraftSpec::load(d.join("a.toml")).unwrap_err();
-    let SpecError::Extends { target, reason, .. } = &err else { panic!("{err:?}") };
+    let SpecError::Extends { target, reason, .. } = &err else {
+        panic!("{err:?}")
+    };
     assert_eq!(target, "./a.toml");
     assert!(reason.starts_with("cycle: "), "{reason}");
     std::fs::write(d.join("c.toml"), "extends = [\"./missing.toml\"]\n").unwrap();
     let err = AircraftSpec::load(d.join("c.toml")).unwrap_err();
-    assert!(matches!(&err, SpecError::Extends { target, reason, .. }
-        if target == "./missing.toml" && reason.starts_with("cannot read spec")), "{err:?}");
+    assert!(
+        matches!(&err, SpecError::Extends { target, reason, .. }
+        if target == "./missing.toml" && reason.starts_with("cannot read spec")),
+        "{err:?}"
+    );
     std::fs::write(d.join("e.toml"), "extends = [\"nosuchbuiltin\"]\n").unwrap();
     let err = AircraftSpec::load(d.join("e.toml")).unwrap_err();
-    assert!(err.to_string().contains("no built-in spec named `nosuchbuiltin` (built-in: multirotor-base, iris, hexa, octa)"), "{err}");
+    assert!(
+        err.to_string().contains(
+            "no built-in spec named `nosuchbuiltin` (built-in: multirotor-base, iris, hexa, octa)"
+        ),
+        "{err}"
+    );
     std::fs::write(d.join("f.toml"), "extends = \"iris\"\n").unwrap();
     let err = AircraftSpec::load(d.join("f.toml")).unwrap_err();
-    assert!(err.to_string().ends_with("key `extends`: must be an array of spec names or paths, found string"), "{err}");
+    assert!(
+        err.to_string()
+            .ends_with("key `extends`: must be an array of spec names or paths, found string"),
+        "{err}"
+    );
     let err = AircraftSpec::load(d.join("nope.toml")).unwrap_err();
     assert!(matches!(err, SpecError::Io { .. }));
-    assert!(matches!(AircraftSpec::builtin("nope"), Err(SpecError::UnknownBuiltin { .. })));
+    assert!(matches!(
+        AircraftSpec::builtin("nope"),
+        Err(SpecError::UnknownBuiltin { .. })
+    ));
 }
 
 #[test]
 fn validation_names_the_key_and_the_rule() {
     let cases = [
-        ("mass_kg = 1.5", "mass_kg = -1.5", "key `body.mass_kg`: must be positive and finite, is -1.5"),
+        (
+            "mass_kg = 1.5",
+            "mass_kg = -1.5",
+            "key `body.mass_kg`: must be positive and finite, is -1.5",
+        ),
         (
             "[0.029125, 0.0, 0.0], [0.0, 0.029125",
             "[0.029125, 0.001, 0.0], [0.0, 0.029125",
@@ -197,24 +300,79 @@ fn validation_names_the_key_and_the_rule() {
             "[0.029125, 0.0, 0.0], [0.0, -0.029125, 0.0], [0.0, 0.0, 0.055225]",
             "key `body.inertia_kgm2`: must be positive definite (leading principal minors all > 0)",
         ),
-        ("spin_dir = -1\n", "spin_dir = 0\n", "key `rotors[2].spin_dir`: must be 1 or -1, is 0"),
-        ("efficiency = 0.98", "efficiency = 1.5", "key `esc.efficiency`: must be in ["),
-        ("model = \"direct\"", "model = \"first_order\"", "key `actuator.time_constant_s`: is required by model \"first_order\""),
-        ("r0_ohm = 0.02", "r0_ohm = 0.02\nvoltage_v = 12.0", "key `batteries[0].voltage_v`: does not apply to model \"thevenin\""),
-        ("11.01, 11.1", "11.1, 11.01", "key `batteries[0].ocv_v`: must be positive and non-decreasing"),
-        ("ocv_soc = [0.0,", "ocv_soc = [0.1,", "key `batteries[0].ocv_soc`: must increase strictly from 0 to 1"),
-        ("max_thrust_to_hover_ratio = 2.0", "max_thrust_to_hover_ratio = 2.0\nthrust_coeff_n_s2 = 1e-5", "key `propeller`: give exactly one of thrust_coeff_n_s2 and max_thrust_to_hover_ratio"),
-        ("max_thrust_to_hover_ratio = 2.0", "max_thrust_to_hover_ratio = 4.0", "key `propeller.max_thrust_to_hover_ratio`: the motor cannot turn a propeller making 14.710 N (reaction torque 0.735 N m) at 11.1 V"),
-        ("current_limit_a = 60.0", "current_limit_a = 20.0", "key `propeller.max_thrust_to_hover_ratio`: 7.355 N at full throttle needs 36.0 A, above the motor's current limit of 20 A"),
-        ("max_thrust_to_hover_ratio = 2.0", "max_thrust_to_hover_ratio = 0.5", "key `propeller.max_thrust_to_hover_ratio`: must be > 1, is 0.5"),
-        ("current_limit_a = 60.0", "current_limit_a = 0.0", "key `motor.current_limit_a`: must be positive and finite, is 0"),
-        ("friction_coeff = 0.5", "friction_coeff = -0.5", "key `contact.friction_coeff`: must be >= 0 and finite, is -0.5"),
-        ("origin_lat_deg = 47.397742", "origin_lat_deg = 97.0", "key `environment.origin_lat_deg`: must be in [-90, 90], is 97"),
+        (
+            "spin_dir = -1\n",
+            "spin_dir = 0\n",
+            "key `rotors[2].spin_dir`: must be 1 or -1, is 0",
+        ),
+        (
+            "efficiency = 0.98",
+            "efficiency = 1.5",
+            "key `esc.efficiency`: must be in [",
+        ),
+        (
+            "model = \"direct\"",
+            "model = \"first_order\"",
+            "key `actuator.time_constant_s`: is required by model \"first_order\"",
+        ),
+        (
+            "r0_ohm = 0.02",
+            "r0_ohm = 0.02\nvoltage_v = 12.0",
+            "key `batteries[0].voltage_v`: does not apply to model \"thevenin\"",
+        ),
+        (
+            "11.01, 11.1",
+            "11.1, 11.01",
+            "key `batteries[0].ocv_v`: must be positive and non-decreasing",
+        ),
+        (
+            "ocv_soc = [0.0,",
+            "ocv_soc = [0.1,",
+            "key `batteries[0].ocv_soc`: must increase strictly from 0 to 1",
+        ),
+        (
+            "max_thrust_to_hover_ratio = 2.0",
+            "max_thrust_to_hover_ratio = 2.0\nthrust_coeff_n_s2 = 1e-5",
+            "key `propeller`: give exactly one of thrust_coeff_n_s2 and max_thrust_to_hover_ratio",
+        ),
+        (
+            "max_thrust_to_hover_ratio = 2.0",
+            "max_thrust_to_hover_ratio = 4.0",
+            "key `propeller.max_thrust_to_hover_ratio`: the motor cannot turn a propeller making 14.710 N (reaction torque 0.735 N m) at 11.1 V",
+        ),
+        (
+            "current_limit_a = 60.0",
+            "current_limit_a = 20.0",
+            "key `propeller.max_thrust_to_hover_ratio`: 7.355 N at full throttle needs 36.0 A, above the motor's current limit of 20 A",
+        ),
+        (
+            "max_thrust_to_hover_ratio = 2.0",
+            "max_thrust_to_hover_ratio = 0.5",
+            "key `propeller.max_thrust_to_hover_ratio`: must be > 1, is 0.5",
+        ),
+        (
+            "current_limit_a = 60.0",
+            "current_limit_a = 0.0",
+            "key `motor.current_limit_a`: must be positive and finite, is 0",
+        ),
+        (
+            "friction_coeff = 0.5",
+            "friction_coeff = -0.5",
+            "key `contact.friction_coeff`: must be >= 0 and finite, is -0.5",
+        ),
+        (
+            "origin_lat_deg = 47.397742",
+            "origin_lat_deg = 97.0",
+            "key `environment.origin_lat_deg`: must be in [-90, 90], is 97",
+        ),
     ];
     for (from, to, expect) in cases {
         let msg = invalid(from, to);
         assert!(msg.starts_with("test.toml: "), "{msg}");
-        assert!(msg.contains(expect), "replacing {from:?} by {to:?}:\n  got {msg}\n  expected {expect}");
+        assert!(
+            msg.contains(expect),
+            "replacing {from:?} by {to:?}:\n  got {msg}\n  expected {expect}"
+        );
     }
     // Thrust axis must be a unit vector.
     let mut s = AircraftSpec::builtin("iris").unwrap();
@@ -224,5 +382,8 @@ fn validation_names_the_key_and_the_rule() {
         "iris: key `rotors[1].thrust_axis`: must be a unit vector, has length 2"
     );
     s.rotors.clear();
-    assert_eq!(s.build().unwrap_err().to_string(), "iris: key `rotors`: needs 1 to 12 rotors, has 0");
+    assert_eq!(
+        s.build().unwrap_err().to_string(),
+        "iris: key `rotors`: needs 1 to 12 rotors, has 0"
+    );
 }

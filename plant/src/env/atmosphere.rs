@@ -39,6 +39,19 @@ impl Isa {
         Isa::at_geopotential(R0_GEOPOTENTIAL_M * z / (R0_GEOPOTENTIAL_M + z))
     }
 
+    /// Density only, at geometric altitude `alt_m` (the plant's hot path:
+    /// one `pow` in the troposphere). Same value as `at_altitude(..).density_kgpm3`.
+    pub fn density_at(alt_m: f64) -> f64 {
+        let z = alt_m.clamp(MIN_ALT_M, MAX_ALT_M);
+        let h = R0_GEOPOTENTIAL_M * z / (R0_GEOPOTENTIAL_M + z);
+        if h <= 11_000.0 {
+            let t = T0_K - 0.0065 * h;
+            P0_PA * libm::pow(t / T0_K, G0 / (R_AIR * 0.0065)) / (R_AIR * t)
+        } else {
+            Isa::at_geopotential(h).density_kgpm3
+        }
+    }
+
     /// At geopotential altitude `h_m`.
     pub fn at_geopotential(h_m: f64) -> Isa {
         // Layer bases: (H, T, lapse K/m); base pressures follow from the
@@ -51,15 +64,15 @@ impl Isa {
         let gmr = G0 / R_AIR;
         let (t, p) = if h_m <= H1 {
             let t = T0_K + L0 * h_m;
-            (t, P0_PA * (t / T0_K).powf(-gmr / L0))
+            (t, P0_PA * libm::pow(t / T0_K, -gmr / L0))
         } else {
-            let p1 = P0_PA * (T1 / T0_K).powf(-gmr / L0);
+            let p1 = P0_PA * libm::pow(T1 / T0_K, -gmr / L0);
             if h_m <= H2 {
-                (T1, p1 * (-gmr * (h_m - H1) / T1).exp())
+                (T1, p1 * libm::exp(-gmr * (h_m - H1) / T1))
             } else {
-                let p2 = p1 * (-gmr * (H2 - H1) / T1).exp();
+                let p2 = p1 * libm::exp(-gmr * (H2 - H1) / T1);
                 let t = T1 + L2 * (h_m - H2);
-                (t, p2 * (t / T1).powf(-gmr / L2))
+                (t, p2 * libm::pow(t / T1, -gmr / L2))
             }
         };
         Isa {
@@ -70,8 +83,115 @@ impl Isa {
     }
 }
 
+/// Layer bases in geopotential altitude and their lapse rates (K/m).
+const LAYERS: [(f64, f64); 3] = [(0.0, -0.0065), (11_000.0, 0.0), (20_000.0, 0.001)];
+
+/// Geopotential altitude of geometric altitude `z`.
+fn geopotential(z: f64) -> f64 {
+    R0_GEOPOTENTIAL_M * z / (R0_GEOPOTENTIAL_M + z)
+}
+
+/// Geometric altitude of geopotential altitude `h`.
+fn geometric(h: f64) -> f64 {
+    R0_GEOPOTENTIAL_M * h / (R0_GEOPOTENTIAL_M - h)
+}
+
+/// Density over geometric altitude as a cubic Hermite table with exact
+/// values and derivatives at 25 m knots (relative error ~1e-14); intervals
+/// holding a layer boundary (a kink in the profile) use the exact formula.
+/// Same range and clamping as [`Isa::at_altitude`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct DensityTable {
+    rho: Vec<f64>,
+    /// d rho / dz times the knot spacing.
+    slope: Vec<f64>,
+    exact: Vec<bool>,
+}
+
+const STEP_M: f64 = 25.0;
+
+impl DensityTable {
+    pub fn new() -> Self {
+        let n = ((MAX_ALT_M - MIN_ALT_M) / STEP_M) as usize;
+        let mut rho = Vec::with_capacity(n + 1);
+        let mut slope = Vec::with_capacity(n + 1);
+        for k in 0..=n {
+            let z = MIN_ALT_M + k as f64 * STEP_M;
+            let h = geopotential(z);
+            let a = Isa::at_geopotential(h);
+            let lapse = LAYERS
+                .iter()
+                .rev()
+                .find(|(base, _)| h >= *base)
+                .map_or(LAYERS[0].1, |l| l.1);
+            let gmr = G0 / R_AIR;
+            let drho_dh = -a.density_kgpm3 * (gmr + lapse) / a.temperature_k;
+            let dh_dz = (R0_GEOPOTENTIAL_M / (R0_GEOPOTENTIAL_M + z)).powi(2);
+            rho.push(a.density_kgpm3);
+            slope.push(drho_dh * dh_dz * STEP_M);
+        }
+        let exact = (0..n)
+            .map(|k| {
+                let (z0, z1) = (
+                    MIN_ALT_M + k as f64 * STEP_M,
+                    MIN_ALT_M + (k + 1) as f64 * STEP_M,
+                );
+                LAYERS[1..].iter().any(|(base, _)| {
+                    let zb = geometric(*base);
+                    zb > z0 && zb < z1
+                })
+            })
+            .collect();
+        DensityTable { rho, slope, exact }
+    }
+
+    /// Density at geometric altitude `alt_m`.
+    pub fn density(&self, alt_m: f64) -> f64 {
+        let z = alt_m.clamp(MIN_ALT_M, MAX_ALT_M);
+        let pos = (z - MIN_ALT_M) / STEP_M;
+        let k = (pos as usize).min(self.exact.len() - 1);
+        if self.exact[k] {
+            return Isa::density_at(z);
+        }
+        let t = pos - k as f64;
+        let (p0, p1, m0, m1) = (
+            self.rho[k],
+            self.rho[k + 1],
+            self.slope[k],
+            self.slope[k + 1],
+        );
+        let t2 = t * t;
+        let t3 = t2 * t;
+        (2.0 * t3 - 3.0 * t2 + 1.0) * p0
+            + (t3 - 2.0 * t2 + t) * m0
+            + (-2.0 * t3 + 3.0 * t2) * p1
+            + (t3 - t2) * m1
+    }
+}
+
+impl Default for DensityTable {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn density_table_matches_the_exact_profile() {
+        let t = DensityTable::new();
+        let mut worst = 0.0f64;
+        let mut z = -5_000.0;
+        while z <= 32_000.0 {
+            let exact = Isa::density_at(z);
+            worst = worst.max((t.density(z) / exact - 1.0).abs());
+            z += 0.37;
+        }
+        assert!(worst < 1e-12, "worst relative error {worst:e}");
+        assert_eq!(t.density(-9_000.0), Isa::density_at(-5_000.0));
+        assert_eq!(t.density(50_000.0), Isa::density_at(32_000.0));
+    }
+
     use super::*;
 
     fn close(a: f64, b: f64, rel: f64) -> bool {
@@ -106,6 +226,19 @@ mod tests {
             "{}",
             g.density_kgpm3
         );
+    }
+
+    #[test]
+    fn fast_density_is_the_same_number() {
+        for alt in [
+            -5000.0, -10.0, 0.0, 488.0, 5000.0, 10_999.0, 11_050.0, 25_000.0,
+        ] {
+            assert_eq!(
+                Isa::density_at(alt),
+                Isa::at_altitude(alt).density_kgpm3,
+                "{alt}"
+            );
+        }
     }
 
     #[test]

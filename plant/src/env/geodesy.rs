@@ -1,7 +1,8 @@
 //! The world origin on the WGS-84 ellipsoid and exact conversions between
 //! local NED (a tangent frame at the origin) and geodetic coordinates,
 //! through Earth-centred Earth-fixed coordinates. Exact at any distance:
-//! no flat-Earth or spherical approximation.
+//! no flat-Earth or spherical approximation. Trigonometry comes from the
+//! `libm` crate: the same bits on every host.
 
 /// WGS-84 semi-major axis, m.
 pub const WGS84_A: f64 = 6_378_137.0;
@@ -31,8 +32,8 @@ pub struct WorldOrigin {
 
 /// ECEF of a geodetic position.
 pub fn geodetic_to_ecef(g: Geodetic) -> [f64; 3] {
-    let (sl, cl) = g.lat_deg.to_radians().sin_cos();
-    let (so, co) = g.lon_deg.to_radians().sin_cos();
+    let (sl, cl) = libm::sincos(g.lat_deg.to_radians());
+    let (so, co) = libm::sincos(g.lon_deg.to_radians());
     let n = WGS84_A / (1.0 - E2 * sl * sl).sqrt();
     [
         (n + g.alt_m) * cl * co,
@@ -51,7 +52,7 @@ pub fn ecef_to_geodetic(p: [f64; 3]) -> Geodetic {
     let f = 54.0 * B * B * z * z;
     let g = r * r + (1.0 - E2) * z * z - E2 * (a * a - B * B);
     let c = E2 * E2 * f * r * r / (g * g * g);
-    let s = (1.0 + c + (c * c + 2.0 * c).sqrt()).cbrt();
+    let s = libm::cbrt(1.0 + c + (c * c + 2.0 * c).sqrt());
     let k = s + 1.0 + 1.0 / s;
     let pp = f / (3.0 * k * k * g * g);
     let q = (1.0 + 2.0 * E2 * E2 * pp).sqrt();
@@ -64,16 +65,16 @@ pub fn ecef_to_geodetic(p: [f64; 3]) -> Geodetic {
     let v = ((r - E2 * r0).powi(2) + (1.0 - E2) * z * z).sqrt();
     let z0 = B * B * z / (a * v);
     Geodetic {
-        lat_deg: ((z + ep2 * z0) / r).atan().to_degrees(),
-        lon_deg: y.atan2(x).to_degrees(),
+        lat_deg: libm::atan((z + ep2 * z0) / r).to_degrees(),
+        lon_deg: libm::atan2(y, x).to_degrees(),
         alt_m: u * (1.0 - B * B / (a * v)),
     }
 }
 
 impl WorldOrigin {
     pub fn new(origin: Geodetic) -> Self {
-        let (sl, cl) = origin.lat_deg.to_radians().sin_cos();
-        let (so, co) = origin.lon_deg.to_radians().sin_cos();
+        let (sl, cl) = libm::sincos(origin.lat_deg.to_radians());
+        let (so, co) = libm::sincos(origin.lon_deg.to_radians());
         WorldOrigin {
             geodetic: origin,
             ecef: geodetic_to_ecef(origin),

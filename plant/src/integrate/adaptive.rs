@@ -50,29 +50,31 @@ impl Integrator {
                 stats.rhs_evals += 1;
             }
             for s in 1..tab.stages {
-                let row = tab.a[s];
-                for i in 0..x.len() {
-                    let mut acc = 0.0;
-                    for (j, a) in row.iter().enumerate() {
-                        acc += a * self.k[j][i];
+                let (done, rest) = self.k.split_at_mut(s);
+                self.tmp.copy_from_slice(x);
+                for (a, kj) in tab.a[s].iter().zip(done.iter()) {
+                    if *a != 0.0 {
+                        let ha = h * a;
+                        for (ti, kji) in self.tmp.iter_mut().zip(kj.iter()) {
+                            *ti += ha * kji;
+                        }
                     }
-                    self.tmp[i] = x[i] + h * acc;
                 }
                 if s == last {
                     // FSAL: the last stage point is the new solution.
                     self.x_new.copy_from_slice(&self.tmp);
                 }
-                let (done, rest) = self.k.split_at_mut(s);
-                let _ = done;
                 sys.rhs(t + tab.c[s] * h, &self.tmp, &mut rest[0]);
                 stats.rhs_evals += 1;
             }
-            for i in 0..x.len() {
-                let mut acc = 0.0;
-                for (j, e) in tab.e.iter().enumerate() {
-                    acc += e * self.k[j][i];
+            self.err.fill(0.0);
+            for (e, kj) in tab.e.iter().zip(self.k.iter()) {
+                if *e != 0.0 {
+                    let he = h * e;
+                    for (ei, kji) in self.err.iter_mut().zip(kj.iter()) {
+                        *ei += he * kji;
+                    }
                 }
-                self.err[i] = h * acc;
             }
             let norm = if first_non_finite(&self.x_new).is_some() {
                 f64::INFINITY
@@ -91,7 +93,7 @@ impl Integrator {
                 let fac = if norm == 0.0 {
                     o.fac_max
                 } else {
-                    (o.safety * norm.powf(-alpha) * self.err_prev.powf(o.beta))
+                    (o.safety * libm::pow(norm, -alpha) * libm::pow(self.err_prev, o.beta))
                         .clamp(o.fac_min, o.fac_max)
                 };
                 self.err_prev = norm.max(1e-4);
@@ -114,7 +116,7 @@ impl Integrator {
                     });
                 }
                 let fac = if norm.is_finite() {
-                    (o.safety * norm.powf(-expo)).clamp(o.fac_min, 1.0)
+                    (o.safety * libm::pow(norm, -expo)).clamp(o.fac_min, 1.0)
                 } else {
                     o.fac_min
                 };
@@ -131,7 +133,7 @@ impl Integrator {
 
 /// A proposed step in ticks, rounded down, within the bounds.
 fn quantize(h: f64, min: u64, max: u64) -> u64 {
-    if !(h >= min as f64) {
+    if h.is_nan() || h < min as f64 {
         return min;
     }
     if h >= max as f64 {

@@ -38,8 +38,8 @@ impl Integrator {
     fn euler<S: System + ?Sized>(&mut self, sys: &S, t: f64, h: f64, x: &mut [f64]) {
         let k = &mut self.k[0];
         sys.rhs(t, x, k);
-        for i in 0..x.len() {
-            x[i] += h * k[i];
+        for (xi, ki) in x.iter_mut().zip(k.iter()) {
+            *xi += h * ki;
         }
     }
 
@@ -48,21 +48,29 @@ impl Integrator {
             unreachable!("RK4 has four stage buffers")
         };
         let tmp = &mut self.tmp;
+        let half = 0.5 * h;
         sys.rhs(t, x, k1);
-        for i in 0..x.len() {
-            tmp[i] = x[i] + 0.5 * h * k1[i];
+        for ((ti, xi), ki) in tmp.iter_mut().zip(x.iter()).zip(k1.iter()) {
+            *ti = xi + half * ki;
         }
-        sys.rhs(t + 0.5 * h, tmp, k2);
-        for i in 0..x.len() {
-            tmp[i] = x[i] + 0.5 * h * k2[i];
+        sys.rhs(t + half, tmp, k2);
+        for ((ti, xi), ki) in tmp.iter_mut().zip(x.iter()).zip(k2.iter()) {
+            *ti = xi + half * ki;
         }
-        sys.rhs(t + 0.5 * h, tmp, k3);
-        for i in 0..x.len() {
-            tmp[i] = x[i] + h * k3[i];
+        sys.rhs(t + half, tmp, k3);
+        for ((ti, xi), ki) in tmp.iter_mut().zip(x.iter()).zip(k3.iter()) {
+            *ti = xi + h * ki;
         }
         sys.rhs(t + h, tmp, k4);
-        for i in 0..x.len() {
-            x[i] += h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
+        let sixth = h / 6.0;
+        for ((((xi, a), b), c), d) in x
+            .iter_mut()
+            .zip(k1.iter())
+            .zip(k2.iter())
+            .zip(k3.iter())
+            .zip(k4.iter())
+        {
+            *xi += sixth * (a + 2.0 * b + 2.0 * c + d);
         }
     }
 }

@@ -75,13 +75,19 @@ impl Method {
 
 /// What an adaptive integrator does with its step size at the start of an
 /// interval.
+///
+/// Measured on a manoeuvring Iris flight in 4 ms intervals (test
+/// `plant/tests/step_start.rs`): DP5 needs 7.2 RHS evaluations per interval
+/// with `Restart` and 8.4 with `Carry` (a carried step just below the
+/// interval splits it into two substeps); BS3 needs 4.9 and 4.8. `Restart`
+/// is the default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StepStart {
     /// Start from the step the controller proposed at the end of the
-    /// previous interval (the default: measured cheaper, see the plant issue note).
+    /// previous interval.
     Carry,
     /// Start every interval by trying the whole interval (capped by
-    /// `max_step_ticks`).
+    /// `max_step_ticks`); the default.
     Restart,
 }
 
@@ -113,7 +119,7 @@ impl Default for Options {
             max_step_ticks: 1000,
             min_step_ticks: 1,
             max_substeps: 100_000,
-            step_start: StepStart::Carry,
+            step_start: StepStart::Restart,
             safety: 0.9,
             fac_min: 0.2,
             fac_max: 5.0,

@@ -18,6 +18,7 @@ use crate::actuator::Actuator;
 use crate::battery::Battery;
 use crate::bus::Sharing;
 use crate::contact::Contact;
+use crate::env::atmosphere::DensityTable;
 use crate::env::geodesy::WorldOrigin;
 use crate::env::gravity::Gravity;
 use crate::integrate::ErrorGroup;
@@ -36,6 +37,74 @@ pub struct Rotor {
     pub thrust_axis: Vector3<f64>,
     /// +1 or -1: the rotor spins about `spin_dir * thrust_axis`.
     pub spin_dir: f64,
+    /// Derived: `spin_dir * thrust_axis`, the spin axis.
+    pub spin_axis: Vector3<f64>,
+    /// Derived: `position x thrust_axis`, moment per newton of thrust.
+    pub moment_arm_m: Vector3<f64>,
+}
+
+impl Rotor {
+    pub fn new(position_m: Vector3<f64>, thrust_axis: Vector3<f64>, spin_dir: f64) -> Self {
+        Rotor {
+            position_m,
+            thrust_axis,
+            spin_dir,
+            spin_axis: thrust_axis * spin_dir,
+            moment_arm_m: position_m.cross(&thrust_axis),
+        }
+    }
+}
+
+/// Constants of the right-hand side, derived once from the parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Derived {
+    pub inv_mass: f64,
+    pub ke: f64,
+    pub inv_r: f64,
+    pub inv_eta: f64,
+    pub inv_j: f64,
+    pub i_max: f64,
+    pub ke_i0: f64,
+    pub viscous: f64,
+    /// Thrust per (rad/s)^2 per (kg/m^3).
+    pub kt_per_rho: f64,
+    pub kq: f64,
+    /// Axial speed of zero thrust per rad/s.
+    pub inflow_c: f64,
+    /// Farthest contact point from the centre of mass (0 without contact).
+    pub contact_reach_m: f64,
+}
+
+impl Derived {
+    pub fn of(
+        mass_kg: f64,
+        motor: &Motor,
+        esc: &Esc,
+        prop: &Propeller,
+        contact: Option<&Contact>,
+    ) -> Self {
+        Derived {
+            inv_mass: 1.0 / mass_kg,
+            ke: motor.ke(),
+            inv_r: 1.0 / motor.resistance_ohm,
+            inv_eta: 1.0 / esc.efficiency,
+            inv_j: 1.0 / motor.rotor_inertia_kgm2,
+            i_max: motor.current_limit_a,
+            ke_i0: motor.ke() * motor.no_load_current_a,
+            viscous: motor.viscous_friction_nms_per_rad,
+            kt_per_rho: prop.thrust_coeff / RHO_REF,
+            kq: prop.torque_coeff_m,
+            inflow_c: prop.inflow_speed_per_radps(),
+            contact_reach_m: contact
+                .map(|c| {
+                    c.points_m
+                        .iter()
+                        .map(|p| (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt())
+                        .fold(0.0, f64::max)
+                })
+                .unwrap_or(0.0),
+        }
+    }
 }
 
 /// Where each state lives in the state vector.
@@ -118,6 +187,8 @@ pub struct Multirotor {
     pub origin: WorldOrigin,
     pub layout: StateLayout,
     pub(crate) groups: Vec<ErrorGroup>,
+    pub(crate) k: Derived,
+    pub(crate) density: std::sync::Arc<DensityTable>,
 }
 
 impl Multirotor {
@@ -184,7 +255,8 @@ impl Multirotor {
     /// A level state resting on the ground contact at (north, east) with
     /// heading `yaw_rad`: the contact springs carry the weight.
     pub fn resting_state(&self, north_m: f64, east_m: f64, yaw_rad: f64) -> Vec<f64> {
-        let q = [(0.5 * yaw_rad).cos(), 0.0, 0.0, (0.5 * yaw_rad).sin()];
+        let (s, c) = libm::sincos(0.5 * yaw_rad);
+        let q = [c, 0.0, 0.0, s];
         let z = match &self.contact {
             Some(c) => {
                 let lowest = c

@@ -1,11 +1,12 @@
 //! The pure right-hand side. No allocation, no state, no randomness: every
-//! intermediate lives on the stack in fixed-size arrays.
+//! intermediate lives on the stack in fixed-size arrays, and every constant
+//! that does not depend on the state was derived once at build time.
 
 use nalgebra::{Quaternion, Rotation3, UnitQuaternion, Vector3};
 
 use super::{MAX_BATTERIES, MAX_ROTORS, Multirotor, PlantInputs, PlantOutputs, StateLayout};
-use crate::bus::{self, Source};
-use crate::env::atmosphere::Isa;
+use crate::bus::{self, MotorLoads, Source};
+use crate::propulsion::{LOSS_SMOOTHING_RADPS, inflow_factor, smooth_sign};
 
 impl Multirotor {
     /// Writes `dx/dt` at state `x` with inputs `u` held.
@@ -30,6 +31,7 @@ impl Multirotor {
         mut out: Option<&mut PlantOutputs>,
     ) {
         let l = &self.layout;
+        let k = &self.k;
         let n = self.rotors.len();
         let p = Vector3::new(x[0], x[1], x[2]);
         let v = Vector3::new(x[3], x[4], x[5]);
@@ -39,7 +41,7 @@ impl Multirotor {
 
         // Environment.
         let alt = self.origin.geodetic.alt_m - p.z;
-        let rho = Isa::at_altitude(alt).density_kgpm3;
+        let rho = self.density.density(alt);
         let g = Vector3::from(self.gravity.at([p.x, p.y, p.z]));
         let wind = Vector3::new(u.wind_ned_mps[0], u.wind_ned_mps[1], u.wind_ned_mps[2]);
         let v_air_b = r.inverse_transform_vector(&(v - wind));
@@ -47,15 +49,19 @@ impl Multirotor {
         // Actuators, ESC duty, rotor aerodynamics.
         let mut duty = [0.0f64; MAX_ROTORS];
         let mut speed = [0.0f64; MAX_ROTORS];
+        let mut back_emf = [0.0f64; MAX_ROTORS];
         let mut thrust = [0.0f64; MAX_ROTORS];
-        let mut torque = [0.0f64; MAX_ROTORS];
+        let na = self.actuator.states();
         for (i, rot) in self.rotors.iter().enumerate() {
-            let k = self.actuator.states();
-            let a0 = l.actuator(i);
             let cmd = u.motor_cmd[i];
-            let eff = self.actuator.output(cmd, &x[a0..a0 + k]);
-            self.actuator
-                .derivatives(cmd, &x[a0..a0 + k], &mut dx[a0..a0 + k]);
+            let eff = if na == 0 {
+                cmd.clamp(0.0, 1.0)
+            } else {
+                let a0 = l.actuator(i);
+                self.actuator
+                    .derivatives(cmd, &x[a0..a0 + na], &mut dx[a0..a0 + na]);
+                self.actuator.output(cmd, &x[a0..a0 + na])
+            };
             duty[i] = if u.motor_enabled[i] {
                 self.esc.duty(eff)
             } else {
@@ -63,10 +69,11 @@ impl Multirotor {
             };
             let wi = x[l.rotor_speed(i)].max(0.0);
             speed[i] = wi;
-            let hub = v_air_b + w.cross(&rot.position_m);
-            let factor = self.propeller.inflow_factor(wi, hub.dot(&rot.thrust_axis));
-            thrust[i] = self.propeller.thrust(wi, rho, factor) * u.thrust_scale[i];
-            torque[i] = self.propeller.torque_coeff_m * thrust[i];
+            back_emf[i] = k.ke * wi;
+            // Axial inflow at the hub: a . (v_air + w x r) = a . v_air + w . (r x a).
+            let v_axial = rot.thrust_axis.dot(&v_air_b) + w.dot(&rot.moment_arm_m);
+            let factor = inflow_factor(wi * k.inflow_c, v_axial);
+            thrust[i] = k.kt_per_rho * rho * wi * wi * factor * u.thrust_scale[i];
         }
 
         // Bus: batteries in parallel against motors and avionics.
@@ -87,53 +94,40 @@ impl Multirotor {
             &r0[..nb],
             &u.battery_connected[..nb],
         );
-        let m = &self.motor;
-        let (ke, res, eta) = (m.ke(), m.resistance_ohm, self.esc.efficiency);
-        let avionics = self.avionics_power_w;
-        let load = |vb: f64| {
-            let mut i_sum = 0.0;
-            let mut di = 0.0;
-            for i in 0..n {
-                let raw = (duty[i] * vb - ke * speed[i]) / res;
-                if raw > 0.0 && raw < m.current_limit_a {
-                    i_sum += duty[i] * raw / eta;
-                    di += duty[i] * duty[i] / (res * eta);
-                } else if raw >= m.current_limit_a {
-                    i_sum += duty[i] * m.current_limit_a / eta;
-                }
-            }
-            if vb > 1.0 {
-                i_sum += avionics / vb;
-                di -= avionics / (vb * vb);
-            }
-            (i_sum, di)
+        let loads = MotorLoads {
+            duty: &duty[..n],
+            back_emf_v: &back_emf[..n],
+            inv_resistance: k.inv_r,
+            current_limit_a: k.i_max,
+            inv_efficiency: k.inv_eta,
         };
-        let (bus_v, bus_i) = bus::solve(&source, floor, load);
+        let (bus_v, bus_i) = bus::solve(&source, floor, &loads, self.avionics_power_w);
 
         // Rotor dynamics, body forces and torques.
         let mut f_b = Vector3::zeros();
         let mut tau_b = Vector3::zeros();
         let mut h = Vector3::zeros();
         let mut h_dot = Vector3::zeros();
-        let j_r = m.rotor_inertia_kgm2;
+        let j_r = self.motor.rotor_inertia_kgm2;
         for (i, rot) in self.rotors.iter().enumerate() {
-            let current = m.current(duty[i] * bus_v, speed[i]);
-            let mut acc = (ke * current - m.loss_torque(speed[i]) - torque[i]) / j_r;
+            let current = loads.current(i, bus_v);
+            let torque = k.kq * thrust[i];
+            let loss = k.ke_i0 * smooth_sign(speed[i] * (1.0 / LOSS_SMOOTHING_RADPS))
+                + k.viscous * speed[i];
+            let mut acc = (k.ke * current - loss - torque) * k.inv_j;
             if speed[i] <= 0.0 && acc < 0.0 {
                 acc = 0.0; // rotors do not spin backwards
             }
             dx[l.rotor_speed(i)] = acc;
-            let spin = rot.thrust_axis * rot.spin_dir;
-            let force = rot.thrust_axis * thrust[i];
-            f_b += force;
-            tau_b += rot.position_m.cross(&force) - spin * torque[i];
-            h += spin * (j_r * speed[i]);
-            h_dot += spin * (j_r * acc);
+            f_b += rot.thrust_axis * thrust[i];
+            tau_b += rot.moment_arm_m * thrust[i] - rot.spin_axis * torque;
+            h += rot.spin_axis * (j_r * speed[i]);
+            h_dot += rot.spin_axis * (j_r * acc);
             if let Some(o) = out.as_deref_mut() {
                 o.rotors[i] = super::RotorOutput {
                     speed_radps: speed[i],
                     thrust_n: thrust[i],
-                    torque_nm: torque[i],
+                    torque_nm: torque,
                     current_a: current,
                     duty: duty[i],
                 };
@@ -142,18 +136,22 @@ impl Multirotor {
         f_b -= self.linear_drag_ns_per_m.component_mul(&v_air_b);
         tau_b -= self.angular_damping_nms_per_rad.component_mul(&w);
 
-        // Ground contact at each point.
+        // Ground contact at each point (skipped when no point can reach z = 0).
         let mut f_contact = Vector3::zeros();
         let mut touching = 0;
-        if let Some(c) = &self.contact {
+        if let Some(c) = &self.contact
+            && p.z + k.contact_reach_m > 0.0
+        {
             for pt in &c.points_m {
                 let rc = Vector3::new(pt[0], pt[1], pt[2]);
-                let pc = p + r * rc;
+                let arm = r * rc;
+                let pc = p + arm;
+                if pc.z <= 0.0 {
+                    continue;
+                }
+                touching += 1;
                 let vc = v + r * w.cross(&rc);
                 let fc = Vector3::from(c.force([pc.x, pc.y, pc.z], [vc.x, vc.y, vc.z]));
-                if pc.z > 0.0 {
-                    touching += 1;
-                }
                 f_contact += fc;
                 tau_b += rc.cross(&r.inverse_transform_vector(&fc));
             }
@@ -184,7 +182,7 @@ impl Multirotor {
 
         // Rigid body.
         let f_ned = r * f_b + f_contact;
-        let a = g + f_ned / self.mass_kg;
+        let a = g + f_ned * k.inv_mass;
         let iw = self.inertia_kgm2 * w;
         let w_dot = self.inertia_inv * (tau_b - w.cross(&(iw + h)) - h_dot);
         let qv = q.quaternion();
@@ -209,7 +207,7 @@ impl Multirotor {
             o.air_density_kgpm3 = rho;
             o.altitude_msl_m = alt;
             o.accel_ned_mps2 = [a.x, a.y, a.z];
-            let sf = r.inverse_transform_vector(&(f_ned / self.mass_kg));
+            let sf = r.inverse_transform_vector(&(f_ned * k.inv_mass));
             o.specific_force_frd_mps2 = [sf.x, sf.y, sf.z];
             o.gravity_ned_mps2 = [g.x, g.y, g.z];
             o.contact_force_ned_n = [f_contact.x, f_contact.y, f_contact.z];

@@ -154,7 +154,11 @@ fn from_table(label: &str, table: toml::Table) -> Result<AircraftSpec, SpecError
         let key = e.path().to_string();
         SpecError::Invalid {
             spec: label.to_string(),
-            key: if key == "." { "(top level)".into() } else { key },
+            key: if key == "." {
+                "(top level)".into()
+            } else {
+                key
+            },
             reason: e.inner().to_string().trim_end().to_string(),
         }
     })?;

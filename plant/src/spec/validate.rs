@@ -12,7 +12,9 @@ use crate::bus::Sharing;
 use crate::contact::Contact;
 use crate::env::geodesy::{Geodetic, WorldOrigin};
 use crate::env::gravity::Gravity;
-use crate::multirotor::{MAX_BATTERIES, MAX_ROTORS, Multirotor, Rotor, StateLayout, Tolerances};
+use crate::multirotor::{
+    Derived, MAX_BATTERIES, MAX_ROTORS, Multirotor, Rotor, StateLayout, Tolerances,
+};
 use crate::propulsion::{Esc, Motor, Propeller, calibrate_thrust_coeff};
 
 struct Check<'a> {
@@ -197,7 +199,10 @@ fn battery(c: &Check, j: usize, s: &BatterySpec) -> Result<Battery, SpecError> {
                     ),
                 ));
             }
-            if soc[0] != 0.0 || soc[soc.len() - 1] != 1.0 || soc.windows(2).any(|w| !(w[1] > w[0]))
+            if soc[0] != 0.0
+                || soc[soc.len() - 1] != 1.0
+                || soc.iter().any(|v| !v.is_finite())
+                || soc.windows(2).any(|w| w[1] <= w[0])
             {
                 return Err(c.err(k("ocv_soc"), "must increase strictly from 0 to 1"));
             }
@@ -209,10 +214,7 @@ fn battery(c: &Check, j: usize, s: &BatterySpec) -> Result<Battery, SpecError> {
             let r1 = c.required(&k("r1_ohm"), s.r1_ohm, "thevenin")?;
             let c1 = c.required(&k("c1_f"), s.c1_f, "thevenin")?;
             BatteryModel::Thevenin {
-                ocv: OcvTable {
-                    soc,
-                    voltage_v: volts,
-                },
+                ocv: OcvTable::new(soc, volts),
                 r0_ohm,
                 r1_ohm: c.positive(&k("r1_ohm"), r1)?,
                 c1_f: c.positive(&k("c1_f"), c1)?,
@@ -294,11 +296,11 @@ impl AircraftSpec {
                     format!("must be 1 or -1, is {}", r.spin_dir),
                 ));
             }
-            rotors.push(Rotor {
+            rotors.push(Rotor::new(
                 position_m,
-                thrust_axis: axis.normalize(),
-                spin_dir: f64::from(r.spin_dir),
-            });
+                axis.normalize(),
+                f64::from(r.spin_dir),
+            ));
         }
 
         let esc = Esc {
@@ -443,6 +445,7 @@ impl AircraftSpec {
             batteries: batteries.len(),
         };
         let groups = Tolerances::default().groups(&layout);
+        let k = Derived::of(mass_kg, &motor, &esc, &propeller, contact.as_ref());
         Ok(Multirotor {
             name: self.name.clone(),
             mass_kg,
@@ -463,6 +466,8 @@ impl AircraftSpec {
             origin,
             layout,
             groups,
+            k,
+            density: std::sync::Arc::new(crate::env::atmosphere::DensityTable::new()),
         })
     }
 
