@@ -150,22 +150,26 @@ pub fn solve(source: &Source, floor_v: f64, motors: &MotorLoads, avionics_w: f64
     }
     let g = source.conductance_s;
     let (ir, ie) = (motors.inv_resistance, motors.inv_efficiency);
+    let n = motors.duty.len();
     let mut v = hi;
-    let mut set = motors.classify(v);
     let mut current = 0.0;
-    for _ in 0..motors.duty.len() + 2 {
+    // Classify at the open-circuit voltage, then solve, reclassify at the
+    // solution, and repeat while the set changes.
+    let mut set = motors.classify(v);
+    for _ in 0..n + 2 {
         // Load with this set: A V - B + C + P / V.
         let (mut a, mut b, mut c) = (0.0, 0.0, 0.0);
-        for i in 0..motors.duty.len() {
+        for i in 0..n {
             let d = motors.duty[i];
-            if set.0 & (1 << i) != 0 {
-                a += d * d * ir;
-                b += d * motors.back_emf_v[i] * ir;
-            } else if set.1 & (1 << i) != 0 {
-                c += d * motors.current_limit_a;
+            let bit = 1u32 << i;
+            if set.0 & bit != 0 {
+                a += d * d;
+                b += d * motors.back_emf_v[i];
+            } else if set.1 & bit != 0 {
+                c += d;
             }
         }
-        let (a, b, c) = (a * ie, b * ie, c * ie);
+        let (a, b, c) = (a * ir * ie, b * ir * ie, c * motors.current_limit_a * ie);
         // G V = G E - (A V - B + C + P/V)  =>  (G + A) V^2 - (G E + B - C) V + P = 0.
         let a2 = g + a;
         let b1 = g * hi + b - c;

@@ -148,7 +148,7 @@ impl DensityTable {
     /// Density at geometric altitude `alt_m`.
     pub fn density(&self, alt_m: f64) -> f64 {
         let z = alt_m.clamp(MIN_ALT_M, MAX_ALT_M);
-        let pos = (z - MIN_ALT_M) / STEP_M;
+        let pos = (z - MIN_ALT_M) * (1.0 / STEP_M);
         let k = (pos as usize).min(self.exact.len() - 1);
         if self.exact[k] {
             return Isa::density_at(z);

@@ -2,7 +2,7 @@
 //! intermediate lives on the stack in fixed-size arrays, and every constant
 //! that does not depend on the state was derived once at build time.
 
-use nalgebra::{Quaternion, Rotation3, UnitQuaternion, Vector3};
+use nalgebra::{Matrix3, Vector3};
 
 use super::{MAX_BATTERIES, MAX_ROTORS, Multirotor, PlantInputs, PlantOutputs, StateLayout};
 use crate::bus::{self, MotorLoads, Source};
@@ -35,8 +35,21 @@ impl Multirotor {
         let n = self.rotors.len();
         let p = Vector3::new(x[0], x[1], x[2]);
         let v = Vector3::new(x[3], x[4], x[5]);
-        let q = UnitQuaternion::new_normalize(Quaternion::new(x[6], x[7], x[8], x[9]));
-        let r: Rotation3<f64> = q.to_rotation_matrix();
+        // Body -> NED rotation of the (nearly unit) state quaternion, exact
+        // for any norm: R = I + s [...], s = 2 / |q|^2.
+        let (qw, qx, qy, qz) = (x[6], x[7], x[8], x[9]);
+        let s2 = 2.0 / (qw * qw + qx * qx + qy * qy + qz * qz);
+        let r = Matrix3::new(
+            1.0 - s2 * (qy * qy + qz * qz),
+            s2 * (qx * qy - qw * qz),
+            s2 * (qx * qz + qw * qy),
+            s2 * (qx * qy + qw * qz),
+            1.0 - s2 * (qx * qx + qz * qz),
+            s2 * (qy * qz - qw * qx),
+            s2 * (qx * qz - qw * qy),
+            s2 * (qy * qz + qw * qx),
+            1.0 - s2 * (qx * qx + qy * qy),
+        );
         let w = Vector3::new(x[10], x[11], x[12]);
 
         // Environment.
@@ -44,7 +57,7 @@ impl Multirotor {
         let rho = self.density.density(alt);
         let g = Vector3::from(self.gravity.at([p.x, p.y, p.z]));
         let wind = Vector3::new(u.wind_ned_mps[0], u.wind_ned_mps[1], u.wind_ned_mps[2]);
-        let v_air_b = r.inverse_transform_vector(&(v - wind));
+        let v_air_b = r.tr_mul(&(v - wind));
 
         // Actuators, ESC duty, rotor aerodynamics.
         let mut duty = [0.0f64; MAX_ROTORS];
@@ -153,7 +166,7 @@ impl Multirotor {
                 let vc = v + r * w.cross(&rc);
                 let fc = Vector3::from(c.force([pc.x, pc.y, pc.z], [vc.x, vc.y, vc.z]));
                 f_contact += fc;
-                tau_b += rc.cross(&r.inverse_transform_vector(&fc));
+                tau_b += rc.cross(&r.tr_mul(&fc));
             }
         }
 
@@ -185,8 +198,6 @@ impl Multirotor {
         let a = g + f_ned * k.inv_mass;
         let iw = self.inertia_kgm2 * w;
         let w_dot = self.inertia_inv * (tau_b - w.cross(&(iw + h)) - h_dot);
-        let qv = q.quaternion();
-        let (qw, qx, qy, qz) = (qv.w, qv.i, qv.j, qv.k);
         dx[StateLayout::POS] = v.x;
         dx[StateLayout::POS + 1] = v.y;
         dx[StateLayout::POS + 2] = v.z;
@@ -207,7 +218,7 @@ impl Multirotor {
             o.air_density_kgpm3 = rho;
             o.altitude_msl_m = alt;
             o.accel_ned_mps2 = [a.x, a.y, a.z];
-            let sf = r.inverse_transform_vector(&(f_ned * k.inv_mass));
+            let sf = r.tr_mul(&(f_ned * k.inv_mass));
             o.specific_force_frd_mps2 = [sf.x, sf.y, sf.z];
             o.gravity_ned_mps2 = [g.x, g.y, g.z];
             o.contact_force_ned_n = [f_contact.x, f_contact.y, f_contact.z];
