@@ -52,3 +52,99 @@ impl Actuator {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::integrate::{Integrator, Method, Options, System};
+
+    /// An actuator alone with a held unit step command.
+    struct Step(Actuator);
+    impl System for Step {
+        fn dim(&self) -> usize {
+            self.0.states()
+        }
+        fn rhs(&self, _t: f64, x: &[f64], dx: &mut [f64]) {
+            self.0.derivatives(1.0, x, dx);
+        }
+    }
+
+    fn response(a: Actuator, seconds: f64) -> Vec<f64> {
+        let mut x = vec![0.0; a.states()];
+        let mut integ = Integrator::new(
+            Method::Rk4,
+            a.states(),
+            Options {
+                max_step_ticks: 100,
+                ..Options::default()
+            },
+        )
+        .unwrap();
+        let sys = Step(a);
+        let n = (seconds * 1e6 / 1000.0).round() as u64;
+        for k in 0..n {
+            integ.step_interval(&sys, k * 1000, 1000, &mut x).unwrap();
+        }
+        x
+    }
+
+    #[test]
+    fn first_order_step_response_is_exponential() {
+        let x = response(
+            Actuator::FirstOrder {
+                time_constant_s: 0.05,
+            },
+            0.1,
+        );
+        assert!((x[0] - (1.0 - (-2.0f64).exp())).abs() < 1e-9, "{}", x[0]);
+        assert_eq!(Actuator::Direct.output(1.7, &[]), 1.0);
+    }
+
+    #[test]
+    fn second_order_step_response_matches_the_underdamped_closed_form() {
+        let (wn, z, t) = (40.0f64, 0.4f64, 0.07f64);
+        let x = response(
+            Actuator::SecondOrder {
+                natural_freq_radps: wn,
+                damping_ratio: z,
+                rate_limit_per_s: None,
+            },
+            t,
+        );
+        let wd = wn * (1.0 - z * z).sqrt();
+        let u = 1.0
+            - (-z * wn * t).exp() * ((wd * t).cos() + z / (1.0 - z * z).sqrt() * (wd * t).sin());
+        assert!((x[0] - u).abs() < 1e-8, "{} vs {u}", x[0]);
+        assert!(x[0] > 1.0, "underdamped: it overshoots at t = {t}");
+    }
+
+    #[test]
+    fn rate_limit_bounds_the_output_rate() {
+        let limit = 2.0;
+        let a = Actuator::SecondOrder {
+            natural_freq_radps: 100.0,
+            damping_ratio: 0.7,
+            rate_limit_per_s: Some(limit),
+        };
+        for t in [0.05, 0.1, 0.2, 0.4] {
+            let x = response(a, t);
+            assert!(
+                x[0] <= limit * t + 1e-12,
+                "u({t}) = {} above {}",
+                x[0],
+                limit * t
+            );
+        }
+        // Without the limit the same actuator is far faster.
+        let free = response(
+            Actuator::SecondOrder {
+                natural_freq_radps: 100.0,
+                damping_ratio: 0.7,
+                rate_limit_per_s: None,
+            },
+            0.05,
+        );
+        assert!(free[0] > 0.9);
+        assert!(response(a, 0.05)[0] < 0.11);
+    }
+}
