@@ -1,1 +1,14 @@
-//! placeholder
+//! lockstep-harness: the lockstep runtime.
+//!
+//! Built so far (the runtime issue is in progress): the microsecond time type
+//! and cadence validation ([`time`]), the timeline of boundaries ([`timeline`]),
+//! the canonical stage order ([`stage`]), and named random streams ([`rng`]).
+
+pub mod error;
+pub mod rng;
+pub mod stage;
+pub mod time;
+pub mod timeline;
+
+pub use error::ConfigError;
+pub use time::{Cadence, Micros};

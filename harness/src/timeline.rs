@@ -1,0 +1,211 @@
+//! The timeline: boundaries in time order, and which cadences are due at each.
+//!
+//! Boundaries are every multiple of every cadence's period, every scenario
+//! event time (any microsecond, on the tick grid or not), and the end. At a
+//! boundary the stages run in [`crate::stage::STAGE_ORDER`]; then the plant
+//! integrates to the next boundary with everything held.
+
+use crate::{Cadence, ConfigError, Micros};
+
+/// Most cadences a timeline holds (one bit each in [`Due`]).
+pub const MAX_CADENCES: usize = 64;
+
+/// What is due at a boundary: bit `i` for cadence `i`, and whether a
+/// scenario event falls on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Due {
+    pub cadences: u64,
+    pub event: bool,
+}
+
+impl Due {
+    pub fn contains(&self, cadence: usize) -> bool {
+        self.cadences & (1 << cadence) != 0
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Timeline {
+    cadences: Vec<Cadence>,
+    /// Sorted, without duplicates.
+    events: Vec<Micros>,
+    /// Index of the first event after `now`.
+    next_event: usize,
+    now: Micros,
+    end: Micros,
+    started: bool,
+}
+
+impl Timeline {
+    /// A timeline from 0 to `end` over `cadences` and scenario `events`.
+    pub fn new(
+        cadences: Vec<Cadence>,
+        mut events: Vec<Micros>,
+        end: Micros,
+    ) -> Result<Self, ConfigError> {
+        if cadences.len() > MAX_CADENCES {
+            return Err(ConfigError::TooManyCadences { max: MAX_CADENCES });
+        }
+        for (i, c) in cadences.iter().enumerate() {
+            if cadences[..i].iter().any(|o| o.name == c.name) {
+                return Err(ConfigError::DuplicateCadence {
+                    name: c.name.clone(),
+                });
+            }
+        }
+        events.sort_unstable();
+        events.dedup();
+        Ok(Timeline {
+            cadences,
+            events,
+            next_event: 0,
+            now: Micros::ZERO,
+            end,
+            started: false,
+        })
+    }
+
+    pub fn cadences(&self) -> &[Cadence] {
+        &self.cadences
+    }
+
+    /// Index of the cadence named `name`.
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.cadences.iter().position(|c| c.name == name)
+    }
+
+    pub fn now(&self) -> Micros {
+        self.now
+    }
+
+    pub fn end(&self) -> Micros {
+        self.end
+    }
+
+    /// What is due at `t`.
+    pub fn due_at(&self, t: Micros) -> Due {
+        let mut mask = 0u64;
+        for (i, c) in self.cadences.iter().enumerate() {
+            if t.is_multiple_of(c.period) {
+                mask |= 1 << i;
+            }
+        }
+        Due {
+            cadences: mask,
+            event: self.events.binary_search(&t).is_ok(),
+        }
+    }
+
+    /// The first boundary after `now` (at most `end`).
+    fn next_after(&self, now: Micros) -> Micros {
+        let mut next = self.end;
+        for c in &self.cadences {
+            next = next.min(now.next_multiple_after(c.period));
+        }
+        if let Some(e) = self.events.get(self.next_event) {
+            next = next.min(*e);
+        }
+        next
+    }
+
+    /// The next boundary and what is due there: first `0` itself, then each
+    /// later boundary up to and including `end`; `None` after `end`.
+    pub fn advance(&mut self) -> Option<(Micros, Due)> {
+        let t = if !self.started {
+            self.started = true;
+            Micros::ZERO
+        } else if self.now >= self.end {
+            return None;
+        } else {
+            self.next_after(self.now)
+        };
+        while self.next_event < self.events.len() && self.events[self.next_event] <= t {
+            self.next_event += 1;
+        }
+        self.now = t;
+        Some((t, self.due_at(t)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TICK: Micros = Micros(1000);
+
+    fn cad(name: &str, us: u64) -> Cadence {
+        Cadence::from_micros(name, us, TICK).unwrap()
+    }
+
+    #[test]
+    fn boundaries_come_in_order_with_what_is_due() {
+        let mut t = Timeline::new(
+            vec![
+                cad("physics", 1000),
+                cad("autopilot", 4000),
+                cad("gps", 200_000),
+            ],
+            vec![Micros(2500), Micros(8000), Micros(2500)],
+            Micros(10_000),
+        )
+        .unwrap();
+        let mut seen = Vec::new();
+        while let Some((at, due)) = t.advance() {
+            seen.push((at.0, due.cadences, due.event));
+        }
+        assert_eq!(
+            seen,
+            [
+                (0, 0b111, false),
+                (1000, 0b001, false),
+                (2000, 0b001, false),
+                (2500, 0b000, true),
+                (3000, 0b001, false),
+                (4000, 0b011, false),
+                (5000, 0b001, false),
+                (6000, 0b001, false),
+                (7000, 0b001, false),
+                (8000, 0b011, true),
+                (9000, 0b001, false),
+                (10_000, 0b001, false),
+            ]
+        );
+        assert_eq!(t.advance(), None);
+    }
+
+    #[test]
+    fn an_end_off_the_grid_is_a_boundary_and_duplicates_are_refused() {
+        let mut t = Timeline::new(vec![cad("autopilot", 4000)], vec![], Micros(9_500)).unwrap();
+        let ends: Vec<u64> = std::iter::from_fn(|| t.advance())
+            .map(|(m, _)| m.0)
+            .collect();
+        assert_eq!(ends, [0, 4000, 8000, 9500]);
+        let err =
+            Timeline::new(vec![cad("a", 1000), cad("a", 2000)], vec![], Micros(1)).unwrap_err();
+        assert_eq!(err, ConfigError::DuplicateCadence { name: "a".into() });
+        assert_eq!(
+            Timeline::new(vec![cad("x", 1000)], vec![], Micros(1))
+                .unwrap()
+                .index_of("x"),
+            Some(0)
+        );
+    }
+
+    #[test]
+    fn an_hour_of_ticks_has_no_drift() {
+        let mut t = Timeline::new(
+            vec![cad("physics", 1000), cad("log", 10_000)],
+            vec![],
+            Micros(3_600_000_000),
+        )
+        .unwrap();
+        let (mut n, mut logs, mut last) = (0u64, 0u64, Micros::ZERO);
+        while let Some((at, due)) = t.advance() {
+            assert!(at >= last);
+            last = at;
+            n += 1;
+            logs += u64::from(due.contains(1));
+        }
+        assert_eq!((n, logs, last), (3_600_001, 360_001, Micros(3_600_000_000)));
+    }
+}
