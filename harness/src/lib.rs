@@ -5,10 +5,12 @@
 //! the canonical stage order ([`stage`]), and named random streams ([`rng`]).
 
 pub mod error;
+pub mod mission;
 pub mod rng;
 pub mod stage;
 pub mod time;
 pub mod timeline;
+pub mod vehicle;
 
 pub use error::ConfigError;
 pub use time::{Cadence, Micros};

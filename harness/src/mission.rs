@@ -1,0 +1,261 @@
+//! Missions in QGroundControl's WPL 110 text format (`.waypoints`).
+//!
+//! ```text
+//! QGC WPL 110
+//! 0	1	0	16	0	0	0	0	47.397742	8.545594	488	1
+//! 1	0	3	22	0	0	0	0	0	0	10	1
+//! ```
+//!
+//! Each line after the header holds 12 fields separated by tabs (any
+//! whitespace is accepted): index, current, frame, command, param1..4,
+//! latitude, longitude, altitude, autocontinue. Indices run 0, 1, 2, ...
+//! Line 0 is QGroundControl's home position; it is returned as `home` and the
+//! items to upload are the lines after it. Anything malformed is an error
+//! with its line number: nothing is skipped with a warning.
+
+use std::path::Path;
+
+use lockstep_abi::ffi::lockstep_mission_item;
+
+/// A malformed mission file.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MissionError {
+    #[error("cannot read mission {path}: {reason}")]
+    Io { path: String, reason: String },
+    #[error("line 1: expected the header `QGC WPL 110`, found `{found}`")]
+    Header { found: String },
+    #[error("line {line}: expected 12 fields, found {found}")]
+    FieldCount { line: usize, found: usize },
+    #[error("line {line}: field `{field}` is `{text}`, not {expected}")]
+    BadField {
+        line: usize,
+        field: &'static str,
+        text: String,
+        expected: &'static str,
+    },
+    #[error("line {line}: index {found} out of sequence (expected {expected})")]
+    Sequence {
+        line: usize,
+        expected: u32,
+        found: u32,
+    },
+    #[error("the mission holds no home line")]
+    Empty,
+}
+
+/// A parsed mission.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mission {
+    /// Line 0: QGroundControl's home position.
+    pub home: lockstep_mission_item,
+    /// The items to upload, in order.
+    pub items: Vec<lockstep_mission_item>,
+}
+
+const FIELDS: [&str; 12] = [
+    "index",
+    "current",
+    "frame",
+    "command",
+    "param1",
+    "param2",
+    "param3",
+    "param4",
+    "latitude",
+    "longitude",
+    "altitude",
+    "autocontinue",
+];
+
+fn uint(line: usize, i: usize, text: &str) -> Result<u32, MissionError> {
+    text.parse().map_err(|_| MissionError::BadField {
+        line,
+        field: FIELDS[i],
+        text: text.to_string(),
+        expected: "a non-negative integer",
+    })
+}
+
+fn float(line: usize, i: usize, text: &str) -> Result<f64, MissionError> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        _ => Err(MissionError::BadField {
+            line,
+            field: FIELDS[i],
+            text: text.to_string(),
+            expected: "a finite number",
+        }),
+    }
+}
+
+impl Mission {
+    pub fn load(path: impl AsRef<Path>) -> Result<Mission, MissionError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|e| MissionError::Io {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        Mission::parse(&text)
+    }
+
+    pub fn parse(text: &str) -> Result<Mission, MissionError> {
+        let mut lines = text
+            .lines()
+            .enumerate()
+            .map(|(i, l)| (i + 1, l.trim_end_matches('\r')));
+        match lines.next() {
+            Some((_, h)) if h.trim() == "QGC WPL 110" => {}
+            Some((_, h)) => {
+                return Err(MissionError::Header {
+                    found: h.to_string(),
+                });
+            }
+            None => {
+                return Err(MissionError::Header {
+                    found: String::new(),
+                });
+            }
+        }
+        let mut all = Vec::new();
+        for (line, l) in lines {
+            if l.trim().is_empty() {
+                continue;
+            }
+            let f: Vec<&str> = l.split_whitespace().collect();
+            if f.len() != 12 {
+                return Err(MissionError::FieldCount {
+                    line,
+                    found: f.len(),
+                });
+            }
+            let index = uint(line, 0, f[0])?;
+            let expected = all.len() as u32;
+            if index != expected {
+                return Err(MissionError::Sequence {
+                    line,
+                    expected,
+                    found: index,
+                });
+            }
+            uint(line, 1, f[1])?;
+            let mut p = [0.0f32; 4];
+            for (k, v) in p.iter_mut().enumerate() {
+                *v = float(line, 4 + k, f[4 + k])? as f32;
+            }
+            all.push(lockstep_mission_item {
+                frame: uint(line, 2, f[2])?,
+                command: uint(line, 3, f[3])?,
+                param1: p[0],
+                param2: p[1],
+                param3: p[2],
+                param4: p[3],
+                lat_deg: float(line, 8, f[8])?,
+                lon_deg: float(line, 9, f[9])?,
+                alt_m: float(line, 10, f[10])? as f32,
+                autocontinue: uint(line, 11, f[11])?,
+            });
+        }
+        let mut all = all.into_iter();
+        let home = all.next().ok_or(MissionError::Empty)?;
+        Ok(Mission {
+            home,
+            items: all.collect(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SQUARE: &str = "QGC WPL 110\r\n\
+0\t1\t0\t16\t0\t0\t0\t0\t47.397742\t8.545594\t488.0\t1\r\n\
+1\t0\t3\t22\t0\t0\t0\t0\t0\t0\t10\t1\r\n\
+2\t0\t3\t16\t2.5\t1.5\t0\t0\t47.3979\t8.5456\t10\t1\r\n\
+3\t0\t3\t20\t0\t0\t0\t0\t0\t0\t0\t1\r\n";
+
+    #[test]
+    fn a_qgc_file_parses_into_home_and_items() {
+        let m = Mission::parse(SQUARE).unwrap();
+        assert_eq!(
+            (m.home.lat_deg, m.home.lon_deg, m.home.alt_m),
+            (47.397742, 8.545594, 488.0)
+        );
+        assert_eq!(m.items.len(), 3);
+        assert_eq!(
+            (m.items[0].command, m.items[0].frame, m.items[0].alt_m),
+            (22, 3, 10.0)
+        );
+        let wp = m.items[1];
+        assert_eq!(
+            (
+                wp.command,
+                wp.param1,
+                wp.param2,
+                wp.lat_deg,
+                wp.lon_deg,
+                wp.autocontinue
+            ),
+            (16, 2.5, 1.5, 47.3979, 8.5456, 1)
+        );
+        assert_eq!(m.items[2].command, 20);
+    }
+
+    #[test]
+    fn malformed_lines_are_errors_with_line_numbers() {
+        let cases = [
+            (
+                "QGC WPL 120\n",
+                "line 1: expected the header `QGC WPL 110`, found `QGC WPL 120`",
+            ),
+            ("", "line 1: expected the header `QGC WPL 110`, found ``"),
+            ("QGC WPL 110\n", "the mission holds no home line"),
+            (
+                "QGC WPL 110\n0 1 0 16 0 0 0 0 47 8 488\n",
+                "line 2: expected 12 fields, found 11",
+            ),
+            (
+                "QGC WPL 110\n0 1 0 16 0 0 0 0 47 8 488 1\n2 0 3 16 0 0 0 0 47 8 10 1\n",
+                "line 3: index 2 out of sequence (expected 1)",
+            ),
+            (
+                "QGC WPL 110\n0 1 0 16 0 0 0 0 47 8 488 1\n1 0 3 16 0 x 0 0 47 8 10 1\n",
+                "line 3: field `param2` is `x`, not a finite number",
+            ),
+            (
+                "QGC WPL 110\n0 1 0 16 0 0 0 0 47 8 488 1\n\n1 0 3 -16 0 0 0 0 47 8 10 1\n",
+                "line 4: field `command` is `-16`, not a non-negative integer",
+            ),
+            (
+                "QGC WPL 110\n0 1 0 16 0 0 0 0 nan 8 488 1\n",
+                "line 2: field `latitude` is `nan`, not a finite number",
+            ),
+        ];
+        for (text, expect) in cases {
+            assert_eq!(
+                Mission::parse(text).unwrap_err().to_string(),
+                expect,
+                "{text:?}"
+            );
+        }
+        let err = Mission::load("/nonexistent/m.waypoints").unwrap_err();
+        assert!(matches!(err, MissionError::Io { .. }));
+    }
+}
+
+#[cfg(test)]
+mod example_tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_square_mission_parses() {
+        let m = Mission::load(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../examples/missions/square.waypoints"
+        ))
+        .unwrap();
+        let cmds: Vec<u32> = m.items.iter().map(|i| i.command).collect();
+        assert_eq!(cmds, [22, 16, 16, 16, 16, 21]);
+        assert_eq!(m.items[0].alt_m, 10.0);
+    }
+}
