@@ -234,7 +234,13 @@ static void mission_update(ap_t *ap, uint64_t now) {
       if (dz < ap->p.acc_alt) setup_item(ap, ap->mis_idx + 1);
       return;
     case LOCKSTEP_MAV_CMD_NAV_LAND:
-      if (horizontal_dist(ap, ap->tgt.pos) < ap->p.acc_rad) enter_land(ap, 1);
+      if (horizontal_dist(ap, ap->tgt.pos) < ap->p.acc_rad) {
+        /* Descend onto the item's point, not onto wherever we are. */
+        float n = ap->tgt.pos[0], e = ap->tgt.pos[1];
+        enter_land(ap, 1);
+        ap->tgt.pos[0] = n;
+        ap->tgt.pos[1] = e;
+      }
       return;
     default:
       break;
