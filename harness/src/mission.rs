@@ -2,12 +2,12 @@
 //!
 //! ```text
 //! QGC WPL 110
-//! 0	1	0	16	0	0	0	0	47.397742	8.545594	488	1
-//! 1	0	3	22	0	0	0	0	0	0	10	1
+//! 0  1  0  16  0  0  0  0  47.397742  8.545594  488  1
+//! 1  0  3  22  0  0  0  0  0  0  10  1
 //! ```
 //!
-//! Each line after the header holds 12 fields separated by tabs (any
-//! whitespace is accepted): index, current, frame, command, param1..4,
+//! Each line after the header holds 12 fields separated by tabs, as
+//! QGroundControl writes them (any whitespace is accepted): index, current, frame, command, param1..4,
 //! latitude, longitude, altitude, autocontinue. Indices run 0, 1, 2, ...
 //! Line 0 is QGroundControl's home position; it is returned as `home` and the
 //! items to upload are the lines after it. Anything malformed is an error
