@@ -11,6 +11,7 @@ pub mod stage;
 pub mod time;
 pub mod timeline;
 pub mod vehicle;
+pub mod wind;
 
 pub use error::ConfigError;
 pub use time::{Cadence, Micros};
