@@ -172,8 +172,8 @@ impl Mag {
             timestamp_us: t.time.0,
             ..Default::default()
         };
-        for k in 0..3 {
-            out.field_gauss[k] = (b[k] + self.noise_gauss * self.rng.standard_normal()) as f32;
+        for (o, bk) in out.field_gauss.iter_mut().zip(b) {
+            *o = (bk + self.noise_gauss * self.rng.standard_normal()) as f32;
         }
         out
     }
@@ -254,9 +254,8 @@ impl Gps {
         p[2] += c.vertical_noise_m * self.rng.standard_normal();
         let g = self.origin.to_geodetic(p);
         let mut v = [0.0f32; 3];
-        for k in 0..3 {
-            v[k] =
-                (t.velocity_ned_mps[k] + c.velocity_noise_mps * self.rng.standard_normal()) as f32;
+        for (vk, tk) in v.iter_mut().zip(t.velocity_ned_mps) {
+            *vk = (tk + c.velocity_noise_mps * self.rng.standard_normal()) as f32;
         }
         Some(lockstep_gps {
             timestamp_us: t.time.0,
