@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use lockstep_plant::integrate::{Integrator, Method, Options, StepStart};
-use lockstep_plant::{AircraftSpec, HeldPlant, Multirotor, PlantInputs};
+use lockstep_plant::{AircraftSpec, HeldPlant, Multirotor, PlantInputs, fixtures};
 use ode_solvers::{DVector, Dopri5, Rk4, System};
 
 // ---- The minimal reference quadrotor ---------------------------------------
@@ -128,11 +128,7 @@ fn iris() -> Multirotor {
 
 /// In flight at 20 m with rotors at hover speed, a small rate, some wind.
 fn flying(plant: &Multirotor) -> (Vec<f64>, PlantInputs) {
-    let mut x = plant.state_at([0.0, 0.0, -20.0], [1.0, 0.0, 0.0, 0.0]);
-    let rho = plant.outputs(&x, &PlantInputs::default()).air_density_kgpm3;
-    for i in 0..plant.rotors.len() {
-        x[plant.layout.rotor_speed(i)] = plant.hover_rotor_speed(rho);
-    }
+    let mut x = fixtures::hovering_state(plant, [0.0, 0.0, -20.0]);
     x[10] = 0.1;
     let mut u = PlantInputs::default();
     u.motor_cmd[..4].copy_from_slice(&[0.52, 0.51, 0.52, 0.51]);
@@ -259,7 +255,7 @@ fn benches(c: &mut Criterion) {
     // Carry vs restart where it matters: a manoeuvring flight whose inputs
     // change at every 4 ms boundary (1 s = 250 intervals).
     let mut g = c.benchmark_group("dp54_flight_1s");
-    let inputs: Vec<PlantInputs> = (0..250).map(manoeuvre).collect();
+    let inputs: Vec<PlantInputs> = (0..250).map(fixtures::manoeuvre).collect();
     for (name, start) in [("restart", StepStart::Restart), ("carry", StepStart::Carry)] {
         g.bench_function(name, |b| {
             let opts = Options {
@@ -286,20 +282,6 @@ fn benches(c: &mut Criterion) {
         });
     }
     g.finish();
-}
-
-/// Inputs of interval `k` of a manoeuvring flight.
-fn manoeuvre(k: usize) -> PlantInputs {
-    let s = (k as f64 * 0.05).sin();
-    let mut u = PlantInputs::default();
-    u.motor_cmd[..4].copy_from_slice(&[
-        0.53 + 0.06 * s,
-        0.51 - 0.05 * s,
-        0.52 + 0.04 * s,
-        0.51 - 0.03 * s,
-    ]);
-    u.wind_ned_mps = [2.0, -1.0 + s, 0.3 * s];
-    u
 }
 
 criterion_group! {

@@ -9,6 +9,7 @@ pub mod battery;
 pub mod bus;
 pub mod contact;
 pub mod env;
+pub mod fixtures;
 pub mod integrate;
 pub mod multirotor;
 pub mod propulsion;

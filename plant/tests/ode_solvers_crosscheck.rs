@@ -3,6 +3,7 @@
 //! solver per interval (inputs change at every boundary), the quaternion
 //! renormalised at each boundary.
 
+use lockstep_plant::fixtures::hovering_state;
 use lockstep_plant::integrate::{Integrator, Method, Options};
 use lockstep_plant::{AircraftSpec, HeldPlant, Multirotor, PlantInputs, Tolerances};
 use ode_solvers::{DVector, Dopri5, Rk4, System};
@@ -41,20 +42,10 @@ fn normalise(y: &mut [f64]) {
 
 const INTERVALS: u64 = 500; // 2 s
 
-/// In flight at 20 m, rotors at hover speed.
-fn flying(plant: &Multirotor) -> Vec<f64> {
-    let mut x = plant.state_at([0.0, 0.0, -20.0], [1.0, 0.0, 0.0, 0.0]);
-    let rho = plant.outputs(&x, &PlantInputs::default()).air_density_kgpm3;
-    for i in 0..plant.rotors.len() {
-        x[plant.layout.rotor_speed(i)] = plant.hover_rotor_speed(rho);
-    }
-    x
-}
-
 #[test]
 fn rk4_agrees_with_ode_solvers_rk4() {
     let plant = AircraftSpec::builtin("iris").unwrap().build().unwrap();
-    let x0 = flying(&plant);
+    let x0 = hovering_state(&plant, [0.0, 0.0, -20.0]);
     let mut ours = x0.clone();
     let mut integ = Integrator::new(Method::Rk4, plant.dim(), Options::default()).unwrap();
     let mut theirs = DVector::from_vec(x0);
@@ -103,7 +94,7 @@ fn rk4_agrees_with_ode_solvers_rk4() {
 fn dp54_agrees_with_ode_solvers_dopri5() {
     let mut plant = AircraftSpec::builtin("iris").unwrap().build().unwrap();
     plant.set_tolerances(&Tolerances::uniform(1e-9, 1e-9));
-    let x0 = flying(&plant);
+    let x0 = hovering_state(&plant, [0.0, 0.0, -20.0]);
     let mut ours = x0.clone();
     let opts = Options {
         max_step_ticks: 4000,
@@ -141,7 +132,7 @@ fn dp54_agrees_with_ode_solvers_dopri5() {
         normalise(theirs.as_mut_slice());
     }
     // The reference: RK4 at 50 us (error ~1e-12 here).
-    let mut reference = flying(&plant);
+    let mut reference = hovering_state(&plant, [0.0, 0.0, -20.0]);
     let fine = Options {
         max_step_ticks: 50,
         ..Options::default()

@@ -3,32 +3,14 @@
 //! right-hand-side evaluations with; for BS3 the two are within 5 %. Both
 //! reach the same solution.
 
+use lockstep_plant::fixtures::{hovering_state, manoeuvre};
 use lockstep_plant::integrate::{Integrator, Method, Options, StepStart};
-use lockstep_plant::{AircraftSpec, HeldPlant, PlantInputs};
-
-fn manoeuvre(k: usize) -> PlantInputs {
-    let s = (k as f64 * 0.05).sin();
-    let mut u = PlantInputs::default();
-    u.motor_cmd[..4].copy_from_slice(&[
-        0.53 + 0.06 * s,
-        0.51 - 0.05 * s,
-        0.52 + 0.04 * s,
-        0.51 - 0.03 * s,
-    ]);
-    u.wind_ned_mps = [2.0, -1.0 + s, 0.3 * s];
-    u
-}
+use lockstep_plant::{AircraftSpec, HeldPlant};
 
 #[test]
 fn default_step_start_needs_fewer_evaluations() {
     let plant = AircraftSpec::builtin("iris").unwrap().build().unwrap();
-    let mut x0 = plant.state_at([0.0, 0.0, -200.0], [1.0, 0.0, 0.0, 0.0]);
-    let rho = plant
-        .outputs(&x0, &PlantInputs::default())
-        .air_density_kgpm3;
-    for i in 0..4 {
-        x0[plant.layout.rotor_speed(i)] = plant.hover_rotor_speed(rho);
-    }
+    let x0 = hovering_state(&plant, [0.0, 0.0, -200.0]);
     let mut results = Vec::new();
     for method in [Method::Dp54, Method::Bs32] {
         for start in [StepStart::Carry, StepStart::Restart] {
