@@ -7,6 +7,7 @@
 pub mod error;
 pub mod mission;
 pub mod rng;
+pub mod scenario;
 pub mod sensors;
 pub mod stage;
 pub mod time;

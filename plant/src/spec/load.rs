@@ -69,12 +69,7 @@ fn load_merged(
     stack: &mut Vec<String>,
 ) -> Result<toml::Table, SpecError> {
     let label = origin.label();
-    let mut table: toml::Table = text
-        .parse()
-        .map_err(|e: toml::de::Error| SpecError::Syntax {
-            spec: label.clone(),
-            message: e.to_string().trim_end().to_string(),
-        })?;
+    let mut table = parse_table(&label, text)?;
     if let Some(v) = table.get("schema_version") {
         let found = v.as_integer().ok_or_else(|| SpecError::Invalid {
             spec: label.clone(),
@@ -137,20 +132,24 @@ fn load_merged(
     Ok(merged)
 }
 
-/// Deserializes a merged table, refusing unknown keys and naming the path of
-/// every unknown key or ill-typed value.
-fn from_table(label: &str, table: toml::Table) -> Result<AircraftSpec, SpecError> {
+/// Deserializes a TOML table into `T`, refusing unknown keys and naming the
+/// path of every unknown key or ill-typed value; `label` names the source in
+/// errors. Any strict TOML configuration of the project reads through this.
+pub fn deserialize_strict<T: serde::de::DeserializeOwned>(
+    label: &str,
+    table: toml::Table,
+) -> Result<T, SpecError> {
     let mut unknown = Vec::new();
     let mut note = |path: serde_ignored::Path| unknown.push(path.to_string());
     let de = serde_ignored::Deserializer::new(toml::Value::Table(table), &mut note);
-    let spec: Result<AircraftSpec, _> = serde_path_to_error::deserialize(de);
+    let value: Result<T, _> = serde_path_to_error::deserialize(de);
     if !unknown.is_empty() {
         return Err(SpecError::UnknownKeys {
             spec: label.to_string(),
             keys: unknown,
         });
     }
-    let spec = spec.map_err(|e| {
+    value.map_err(|e| {
         let key = e.path().to_string();
         SpecError::Invalid {
             spec: label.to_string(),
@@ -161,7 +160,20 @@ fn from_table(label: &str, table: toml::Table) -> Result<AircraftSpec, SpecError
             },
             reason: e.inner().to_string().trim_end().to_string(),
         }
-    })?;
+    })
+}
+
+/// Parses TOML text into a table; syntax errors carry line and column.
+pub fn parse_table(label: &str, text: &str) -> Result<toml::Table, SpecError> {
+    text.parse()
+        .map_err(|e: toml::de::Error| SpecError::Syntax {
+            spec: label.to_string(),
+            message: e.to_string().trim_end().to_string(),
+        })
+}
+
+fn from_table(label: &str, table: toml::Table) -> Result<AircraftSpec, SpecError> {
+    let spec: AircraftSpec = deserialize_strict(label, table)?;
     if spec.schema_version != SCHEMA_VERSION {
         return Err(SpecError::SchemaVersion {
             spec: label.to_string(),
