@@ -179,8 +179,21 @@ fn saturated_request_keeps_commands_in_range_and_the_roll_sign() {
         "{:?}",
         out.motors
     );
-    let (tau, _) = wrench(&cfg, &thrusts(&cfg, &out));
+    let (tau, thrust) = wrench(&cfg, &thrusts(&cfg, &out));
     assert!(tau[0] < -0.1, "{tau:?}");
+    // Regression (a hexa climbed away after touchdown): torque demands never
+    // raise the collective above the request or the idle floor.
+    let idle_floor: f64 = (0..4)
+        .map(|i| {
+            let f = cfg.thrust_model_factor as f64;
+            cfg.rotors[i].max_thrust_n as f64 * (f * 0.05 * 0.05 + (1.0 - f) * 0.05)
+        })
+        .sum();
+    assert!(
+        thrust <= (out.setpoints.thrust_n as f64).max(idle_floor) + 1e-3,
+        "{thrust} vs {}",
+        out.setpoints.thrust_n
+    );
 }
 
 #[test]

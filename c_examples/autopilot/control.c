@@ -45,6 +45,13 @@ static void position_velocity(ap_t *ap, float dt, float thrust_vec[3]) {
     acc[i] = kp[i] * err[i] + ap->vel_int[i] - kd[i] * dvel;
     ap->vel_prev[i] = ap->vel[i];
   }
+  /* Touching down: hold the attitude level rather than chase horizontal
+   * errors with the little thrust left. */
+  int descending = ap->mode == LOCKSTEP_MODE_LAND || (ap->mode == LOCKSTEP_MODE_RTL && ap->rtl_phase == AP_RTL_DESCEND);
+  if (descending && (ap->land_candidate || ap->landed_flag)) {
+    acc[0] = acc[1] = 0.0f;
+    ap->vel_int[0] = ap->vel_int[1] = 0.0f;
+  }
   /* Horizontal acceleration limit, then thrust vector with minimum collective
    * and tilt limit. */
   float axy = sqrtf(acc[0] * acc[0] + acc[1] * acc[1]);

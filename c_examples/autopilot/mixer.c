@@ -104,10 +104,11 @@ int ap_mixer_build(ap_mixer *m, const lockstep_autopilot_config *cfg, char *err,
   return 1;
 }
 
-/* Feasible interval of the collective shift s for u + s*c within [lo, hi]. */
+/* Feasible interval of the collective shift s for u + s*c within [lo, hi],
+ * with s at most `cap`. */
 static int shift_range(const ap_mixer *m, const float u[], const float c[], const float lo[], const float hi[],
-                       float *smin, float *smax) {
-  float a = -INFINITY, b = INFINITY;
+                       float cap, float *smin, float *smax) {
+  float a = -INFINITY, b = cap;
   for (uint32_t i = 0; i < m->n; i++) {
     if (c[i] > 1e-6f) {
       a = fmaxf(a, (lo[i] - u[i]) / c[i]);
@@ -134,23 +135,28 @@ void ap_mixer_allocate(const ap_mixer *m, const float torque[3], float thrust, f
     lo[i] = tmin_frac * m->tmax[i];
     hi[i] = m->tmax[i];
   }
+  /* The most the collective may rise: only up to the idle floor of the
+   * torque-free request. */
+  float cap = 0.0f;
+  for (uint32_t i = 0; i < n; i++)
+    if (c[i] > 1e-6f) cap = fmaxf(cap, (lo[i] - u_t[i]) / c[i]);
   /* Roll/pitch at full authority if some collective shift fits it, else the
    * largest fraction that does (bisection, fixed iteration count). */
   float k = 1.0f, smin, smax;
   for (uint32_t i = 0; i < n; i++) u[i] = u_t[i] + u_rp[i];
-  if (!shift_range(m, u, c, lo, hi, &smin, &smax)) {
+  if (!shift_range(m, u, c, lo, hi, cap, &smin, &smax)) {
     float good = 0.0f, bad = 1.0f;
     for (int it = 0; it < 24; it++) {
       float mid = 0.5f * (good + bad);
       for (uint32_t i = 0; i < n; i++) u[i] = u_t[i] + mid * u_rp[i];
-      if (shift_range(m, u, c, lo, hi, &smin, &smax))
+      if (shift_range(m, u, c, lo, hi, cap, &smin, &smax))
         good = mid;
       else
         bad = mid;
     }
     k = good;
     for (uint32_t i = 0; i < n; i++) u[i] = u_t[i] + k * u_rp[i];
-    if (!shift_range(m, u, c, lo, hi, &smin, &smax)) smin = smax = 0.0f;
+    if (!shift_range(m, u, c, lo, hi, cap, &smin, &smax)) smin = smax = 0.0f;
   }
   float s = ap_clampf(0.0f, smin, smax);
   for (uint32_t i = 0; i < n; i++) u[i] += s * c[i];

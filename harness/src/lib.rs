@@ -4,7 +4,9 @@
 //! and cadence validation ([`time`]), the timeline of boundaries ([`timeline`]),
 //! the canonical stage order ([`stage`]), and named random streams ([`rng`]).
 
+pub mod engine;
 pub mod error;
+pub mod log;
 pub mod mission;
 pub mod rng;
 pub mod scenario;

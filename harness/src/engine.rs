@@ -1,0 +1,636 @@
+//! The fixed-step lockstep engine.
+//!
+//! Built once from a scenario (library loaded and validated, plant built,
+//! every buffer preallocated), then [`Engine::step`] processes one timeline
+//! boundary: the plant is first integrated from the previous boundary with
+//! everything held, then the stages run in [`crate::stage::STAGE_ORDER`]:
+//! scenario events, faults, wind, sensors and estimator, autopilot, logging.
+//! [`Engine::run`] loops over `step` to the end.
+
+use std::path::Path;
+
+use lockstep_abi::ffi::*;
+use lockstep_abi::{AbiError, Autopilot, AutopilotLibrary};
+use lockstep_plant::integrate::{Integrator, IntegratorError, Options};
+use lockstep_plant::{AircraftSpec, HeldPlant, Multirotor, PlantInputs, SpecError};
+
+use crate::log::{FlightLog, LogRow};
+use crate::mission::{Mission, MissionError};
+use crate::rng::RngStreams;
+use crate::scenario::{Action, Condition, Event, Scenario, SensorId, Trigger};
+use crate::sensors::{
+    Baro, Estimator, EstimatorConfig, Gps, GpsConfig, History, Imu, ImuNoise, Mag, Truth,
+};
+use crate::timeline::{Due, Timeline};
+use crate::vehicle::autopilot_config;
+use crate::wind::{Gust, Wind};
+use crate::{ConfigError, Micros};
+
+/// Why a run stopped before its end.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Abi(#[from] AbiError),
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    #[error(transparent)]
+    Mission(#[from] MissionError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("the plant integration failed: {0}")]
+    Integrator(#[from] IntegratorError),
+    #[error("scenario {file}: {reason}")]
+    Invalid { file: String, reason: String },
+    #[error("flight log: {0}")]
+    Log(#[from] std::io::Error),
+}
+
+/// Earth magnetic field at the default origin (Zurich), NED, gauss.
+const MAG_FIELD_NED_GAUSS: [f64; 3] = [0.216, 0.0107, 0.425];
+
+/// What one sensor fault does.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+struct SensorFault {
+    dropout: bool,
+    freeze: bool,
+    bias: f64,
+}
+
+/// Fault bits in the log's `faults` column.
+pub mod fault_bits {
+    /// Motor `i` failed: bit `i`.
+    pub const MOTOR_FAILED: u32 = 0;
+    /// Thrust loss on any motor.
+    pub const THRUST_LOSS: u32 = 16;
+    /// Battery `j` disconnected: bit `20 + j`.
+    pub const BATTERY: u32 = 20;
+    /// Sensor `k` (imu, mag, baro, gps, estimator) faulted: bit `32 + k`.
+    pub const SENSOR: u32 = 32;
+}
+
+/// Indices of the engine's cadences in the timeline.
+#[derive(Debug, Clone, Copy)]
+struct Cad {
+    autopilot: usize,
+    imu: usize,
+    mag: usize,
+    baro: usize,
+    gps: usize,
+    estimator: usize,
+    wind: usize,
+    log: Option<usize>,
+}
+
+/// Where a run ended.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Summary {
+    pub end: Micros,
+    pub boundaries: u64,
+    pub position_ned_m: [f64; 3],
+    pub mode: u32,
+    pub armed: bool,
+    pub mission_finished: bool,
+    pub soc: f64,
+    pub log_rows: u64,
+}
+
+pub struct Engine {
+    plant: Multirotor,
+    x: Vec<f64>,
+    inputs: PlantInputs,
+    integ: Integrator,
+    ap: Autopilot,
+    frame: lockstep_sensor_frame,
+    act: lockstep_actuator_frame,
+    timeline: Timeline,
+    cad: Cad,
+    wind: Wind,
+    wind_now: [f64; 3],
+    imu: Imu,
+    mag: Mag,
+    baro: Baro,
+    gps: Gps,
+    est: Estimator,
+    history: History,
+    events: Vec<(Event, bool)>,
+    sensor_faults: [SensorFault; 5],
+    pending: lockstep_commands,
+    pending_fresh: bool,
+    prev: Micros,
+    mission_started: Option<Micros>,
+    boundaries: u64,
+    log: Option<FlightLog>,
+    row: LogRow,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("now", &self.prev)
+            .field("boundaries", &self.boundaries)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// Builds the run of `scenario` with the autopilot library at
+    /// `autopilot`, logging to `log` when the scenario has a log cadence.
+    pub fn new(
+        scenario: &Scenario,
+        autopilot: &Path,
+        log: Option<&Path>,
+    ) -> Result<Engine, EngineError> {
+        let file = scenario.file.display().to_string();
+        let invalid = |reason: String| EngineError::Invalid {
+            file: file.clone(),
+            reason,
+        };
+        let spec = AircraftSpec::resolve(&scenario.spec)?;
+        let plant = spec.build_named(&scenario.spec)?;
+        let (n, e, yaw) = scenario.start;
+        let x = plant.resting_state(n, e, yaw.to_radians());
+        for ev in &scenario.events {
+            match ev.action {
+                Action::MotorFail { motor }
+                | Action::MotorRestore { motor }
+                | Action::ThrustLoss { motor, .. }
+                    if motor >= plant.rotors.len() =>
+                {
+                    return Err(invalid(format!(
+                        "an event names motor {motor}; {} has {} motors (0..{})",
+                        plant.name,
+                        plant.rotors.len(),
+                        plant.rotors.len()
+                    )));
+                }
+                Action::BatteryDisconnect { battery } | Action::BatteryReconnect { battery }
+                    if battery >= plant.batteries.len() =>
+                {
+                    return Err(invalid(format!(
+                        "an event names battery {battery}; {} has {}",
+                        plant.name,
+                        plant.batteries.len()
+                    )));
+                }
+                _ => {}
+            }
+        }
+        let period = |name: &str| {
+            scenario
+                .cadence(name)
+                .ok_or_else(|| invalid(format!("no `{name}` cadence")))
+        };
+        let physics = period("physics")?;
+        let ap_period = period("autopilot")?;
+        let lib = AutopilotLibrary::load(autopilot)?;
+        let mut ap = lib.create(&autopilot_config(&plant, ap_period))?;
+        if let Some(m) = &scenario.mission {
+            ap.upload_mission(&Mission::load(m)?.items)?;
+        }
+        let event_times: Vec<Micros> = scenario
+            .events
+            .iter()
+            .filter_map(|e| match e.trigger {
+                Trigger::At(t) => Some(t),
+                Trigger::When(_) => None,
+            })
+            .collect();
+        let timeline = Timeline::new(
+            scenario.cadences.clone(),
+            event_times.clone(),
+            scenario.duration,
+        )?;
+        let idx = |name: &str| {
+            timeline
+                .index_of(name)
+                .ok_or_else(|| invalid(format!("no `{name}` cadence")))
+        };
+        let cad = Cad {
+            autopilot: idx("autopilot")?,
+            imu: idx("imu")?,
+            mag: idx("mag")?,
+            baro: idx("baro")?,
+            gps: idx("gps")?,
+            estimator: idx("estimator")?,
+            wind: idx("wind")?,
+            log: timeline.index_of("log"),
+        };
+        let rng = RngStreams::new(scenario.seed);
+        let gps_cfg = GpsConfig::default();
+        let est_cfg = EstimatorConfig::default();
+        let longest = gps_cfg.delay.0.max(est_cfg.delay.0);
+        let history =
+            History::with_capacity((longest / physics.0) as usize + event_times.len() + 4);
+        let opts = Options {
+            max_step_ticks: physics.0,
+            ..Options::default()
+        };
+        let integ = Integrator::new(scenario.integrator, plant.dim(), opts)?;
+        let log = match (log, cad.log) {
+            (Some(path), Some(_)) => Some(FlightLog::create(
+                path,
+                &format!("spec={} seed={}", plant.name, scenario.seed),
+                plant.rotors.len(),
+                plant.batteries.len(),
+            )?),
+            _ => None,
+        };
+        let origin = plant.origin;
+        let alt = origin.geodetic.alt_m;
+        let nr = plant.rotors.len();
+        let nb = plant.batteries.len();
+        Ok(Engine {
+            x,
+            inputs: PlantInputs::default(),
+            integ,
+            ap,
+            frame: lockstep_sensor_frame::default(),
+            act: lockstep_actuator_frame::default(),
+            timeline,
+            cad,
+            wind: Wind::new(scenario.wind, rng.stream("wind")),
+            wind_now: [0.0; 3],
+            imu: Imu::new(ImuNoise::default(), rng.stream("sensor.imu")),
+            mag: Mag::new(MAG_FIELD_NED_GAUSS, 0.003, rng.stream("sensor.mag")),
+            baro: Baro::new(alt, 3.0, rng.stream("sensor.baro")),
+            gps: Gps::new(gps_cfg, origin, rng.stream("sensor.gps")),
+            est: Estimator::new(est_cfg, rng.stream("estimator")),
+            history,
+            events: scenario.events.iter().map(|e| (*e, false)).collect(),
+            sensor_faults: [SensorFault::default(); 5],
+            pending: lockstep_commands::default(),
+            pending_fresh: false,
+            prev: Micros::ZERO,
+            mission_started: None,
+            boundaries: 0,
+            log,
+            row: LogRow {
+                motors: vec![0.0; nr],
+                rotor_speed: vec![0.0; nr],
+                rotor_thrust: vec![0.0; nr],
+                batteries: vec![[0.0; 3]; nb],
+                ..LogRow::default()
+            },
+            plant,
+        })
+    }
+
+    pub fn plant(&self) -> &Multirotor {
+        &self.plant
+    }
+
+    /// The plant state at the last boundary.
+    pub fn state(&self) -> &[f64] {
+        &self.x
+    }
+
+    /// The autopilot's last outputs.
+    pub fn actuators(&self) -> &lockstep_actuator_frame {
+        &self.act
+    }
+
+    pub fn now(&self) -> Micros {
+        self.prev
+    }
+
+    /// Processes the next boundary; `None` once the end has been processed.
+    pub fn step(&mut self) -> Result<Option<Micros>, EngineError> {
+        let Some((t, due)) = self.timeline.advance() else {
+            return Ok(None);
+        };
+        if t > self.prev {
+            let sys = HeldPlant {
+                plant: &self.plant,
+                inputs: &self.inputs,
+            };
+            self.integ
+                .step_interval(&sys, self.prev.0, (t - self.prev).0, &mut self.x)?;
+        }
+        self.prev = t;
+        self.boundaries += 1;
+        self.stage_scenario(t);
+        self.stage_faults();
+        self.stage_wind(t, due);
+        let landed = self.stage_sensors(t, due);
+        self.stage_autopilot(t, due, landed)?;
+        self.stage_log(t, due)?;
+        Ok(Some(t))
+    }
+
+    /// Runs to the end; the log is flushed whether the run ends by success
+    /// or by error.
+    pub fn run(&mut self) -> Result<Summary, EngineError> {
+        let result = loop {
+            match self.step() {
+                Ok(Some(_)) => {}
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(e),
+            }
+        };
+        if let Some(log) = &mut self.log {
+            log.flush()?;
+        }
+        result?;
+        let l = &self.plant.layout;
+        Ok(Summary {
+            end: self.prev,
+            boundaries: self.boundaries,
+            position_ned_m: [self.x[0], self.x[1], self.x[2]],
+            mode: self.act.mode,
+            armed: self.act.armed != 0,
+            mission_finished: self.act.mission_finished != 0,
+            soc: self.x[l.soc(0)],
+            log_rows: self.log.as_ref().map_or(0, FlightLog::rows),
+        })
+    }
+
+    fn holds(&self, c: &Condition, t: Micros) -> bool {
+        let alt = -self.x[2];
+        let soc = (0..self.plant.batteries.len())
+            .map(|j| self.x[self.plant.layout.soc(j)])
+            .fold(f64::INFINITY, f64::min);
+        c.altitude_above_m.is_none_or(|a| alt > a)
+            && c.altitude_below_m.is_none_or(|a| alt < a)
+            && c.soc_below.is_none_or(|s| soc < s)
+            && c.mission_item_at_least
+                .is_none_or(|i| self.act.mission_current >= i)
+            && c.after.is_none_or(|a| t >= a)
+            && c.since_mission_start
+                .is_none_or(|d| self.mission_started.is_some_and(|s| t >= s + d))
+    }
+
+    fn stage_scenario(&mut self, t: Micros) {
+        for k in 0..self.events.len() {
+            let (ev, fired) = self.events[k];
+            if fired {
+                continue;
+            }
+            let now = match ev.trigger {
+                Trigger::At(at) => at == t,
+                Trigger::When(c) => self.holds(&c, t),
+            };
+            if now {
+                self.events[k].1 = true;
+                self.apply(ev.action, t);
+            }
+        }
+    }
+
+    fn command(&mut self, arm: u32, mode: u32, start: u32) {
+        if arm != 0 {
+            self.pending.arm_request = arm;
+        }
+        if mode != 0 {
+            self.pending.mode_request = mode;
+        }
+        if start != 0 {
+            self.pending.mission_start = start;
+        }
+        self.pending_fresh = true;
+    }
+
+    fn apply(&mut self, a: Action, t: Micros) {
+        let sf = |s: SensorId| SensorId::ALL.iter().position(|x| *x == s).unwrap_or(0);
+        match a {
+            Action::Arm => self.command(LOCKSTEP_ARM_ARM, 0, 0),
+            Action::Disarm => self.command(LOCKSTEP_ARM_DISARM, 0, 0),
+            Action::MissionStart => {
+                self.mission_started = Some(t);
+                self.command(0, 0, 1);
+            }
+            Action::Rtl => self.command(0, LOCKSTEP_MODE_RTL, 0),
+            Action::Land => self.command(0, LOCKSTEP_MODE_LAND, 0),
+            Action::Hold => self.command(0, LOCKSTEP_MODE_HOLD, 0),
+            Action::WindGust {
+                amplitude_ned_mps,
+                rise,
+                hold,
+                fall,
+            } => {
+                self.wind.add_gust(Gust {
+                    start: t,
+                    rise,
+                    hold,
+                    fall,
+                    amplitude_ned_mps,
+                });
+            }
+            Action::MotorFail { motor } => self.inputs.motor_enabled[motor] = false,
+            Action::MotorRestore { motor } => {
+                self.inputs.motor_enabled[motor] = true;
+                self.inputs.thrust_scale[motor] = 1.0;
+            }
+            Action::ThrustLoss { motor, fraction } => {
+                self.inputs.thrust_scale[motor] = 1.0 - fraction
+            }
+            Action::BatteryDisconnect { battery } => self.inputs.battery_connected[battery] = false,
+            Action::BatteryReconnect { battery } => self.inputs.battery_connected[battery] = true,
+            Action::SensorDropout { sensor } => self.sensor_faults[sf(sensor)].dropout = true,
+            Action::SensorFreeze { sensor } => self.sensor_faults[sf(sensor)].freeze = true,
+            Action::SensorBiasStep { sensor, value } => {
+                self.sensor_faults[sf(sensor)].bias += value
+            }
+            Action::SensorNoiseScale { sensor, value } => self.scale_noise(sensor, value),
+            Action::SensorClear { sensor } => {
+                self.sensor_faults[sf(sensor)] = SensorFault::default()
+            }
+        }
+    }
+
+    fn scale_noise(&mut self, s: SensorId, k: f64) {
+        match s {
+            SensorId::Imu => {
+                self.imu.noise.accel_noise_mps2 *= k;
+                self.imu.noise.gyro_noise_radps *= k;
+            }
+            SensorId::Mag => self.mag.noise_gauss *= k,
+            SensorId::Baro => self.baro.noise_pa *= k,
+            SensorId::Gps => {
+                self.gps.config.horizontal_noise_m *= k;
+                self.gps.config.vertical_noise_m *= k;
+                self.gps.config.velocity_noise_mps *= k;
+            }
+            SensorId::Estimator => {
+                let c = &mut self.est.config;
+                c.position_noise_m *= k;
+                c.velocity_noise_mps *= k;
+                c.attitude_noise_rad *= k;
+                c.rates_noise_radps *= k;
+            }
+        }
+    }
+
+    /// Faults live in the plant inputs and the sensor fault table; nothing to
+    /// recompute here yet, the stage keeps its place in the order.
+    fn stage_faults(&mut self) {}
+
+    fn stage_wind(&mut self, t: Micros, due: Due) {
+        if due.contains(self.cad.wind) || due.event {
+            self.wind_now = self.wind.sample(t);
+            self.inputs.wind_ned_mps = self.wind_now;
+        }
+    }
+
+    /// Samples the due sensors into the frame; returns the landed flag.
+    fn stage_sensors(&mut self, t: Micros, due: Due) -> bool {
+        let o = self.plant.outputs(&self.x, &self.inputs);
+        let x = &self.x;
+        let truth = Truth {
+            time: t,
+            position_ned_m: [x[0], x[1], x[2]],
+            velocity_ned_mps: [x[3], x[4], x[5]],
+            attitude_q: [x[6], x[7], x[8], x[9]],
+            rates_frd_radps: [x[10], x[11], x[12]],
+            specific_force_frd_mps2: o.specific_force_frd_mps2,
+        };
+        self.history.push(truth);
+        let f = self.sensor_faults;
+        let mut fresh = 0u32;
+        let ok = |k: usize| !f[k].dropout;
+        if due.contains(self.cad.imu) && ok(0) {
+            if !f[0].freeze {
+                self.frame.imu = self.imu.sample(&truth);
+                for a in &mut self.frame.imu.accel_mps2 {
+                    *a += f[0].bias as f32;
+                }
+            }
+            self.frame.imu.timestamp_us = t.0;
+            fresh |= LOCKSTEP_FRESH_IMU;
+        }
+        if due.contains(self.cad.mag) && ok(1) {
+            if !f[1].freeze {
+                self.frame.mag = self.mag.sample(&truth);
+                for b in &mut self.frame.mag.field_gauss {
+                    *b += f[1].bias as f32;
+                }
+            }
+            self.frame.mag.timestamp_us = t.0;
+            fresh |= LOCKSTEP_FRESH_MAG;
+        }
+        if due.contains(self.cad.baro) && ok(2) {
+            if !f[2].freeze {
+                self.frame.baro = self.baro.sample(&truth);
+                self.frame.baro.pressure_pa += f[2].bias as f32;
+            }
+            self.frame.baro.timestamp_us = t.0;
+            fresh |= LOCKSTEP_FRESH_BARO;
+        }
+        if due.contains(self.cad.gps)
+            && ok(3)
+            && !f[3].freeze
+            && let Some(g) = self.gps.sample(t, &self.history)
+        {
+            self.frame.gps = g;
+            self.frame.gps.alt_m += f[3].bias as f32;
+            fresh |= LOCKSTEP_FRESH_GPS;
+        }
+        if due.contains(self.cad.estimator)
+            && ok(4)
+            && !f[4].freeze
+            && let Some(e) = self.est.sample(t, &self.history)
+        {
+            self.frame.estimate = e;
+            self.frame.estimate.position_ned_m[0] += f[4].bias as f32;
+            fresh |= LOCKSTEP_FRESH_ESTIMATE;
+        }
+        if due.contains(self.cad.autopilot) {
+            let b = o.batteries[0];
+            self.frame.battery = lockstep_battery {
+                timestamp_us: t.0,
+                voltage_v: b.voltage_v as f32,
+                current_a: b.current_a as f32,
+                remaining: b.soc.clamp(0.0, 1.0) as f32,
+                warning: b.warning as u32,
+                connected: u32::from(b.connected),
+                reserved0: 0,
+            };
+            fresh |= LOCKSTEP_FRESH_BATTERY;
+        }
+        self.frame.fresh_mask |= fresh;
+        // Logging reads these at this boundary.
+        for i in 0..self.plant.rotors.len() {
+            self.row.rotor_speed[i] = o.rotors[i].speed_radps;
+            self.row.rotor_thrust[i] = o.rotors[i].thrust_n;
+        }
+        for j in 0..self.plant.batteries.len() {
+            let b = o.batteries[j];
+            self.row.batteries[j] = [b.voltage_v, b.current_a, b.soc];
+        }
+        self.row.air_density = o.air_density_kgpm3;
+        self.row.bus = [o.bus_voltage_v, o.bus_current_a];
+        o.contact_points > 0
+    }
+
+    fn stage_autopilot(&mut self, t: Micros, due: Due, landed: bool) -> Result<(), EngineError> {
+        if !due.contains(self.cad.autopilot) {
+            return Ok(());
+        }
+        self.frame.time_us = t.0;
+        self.frame.landed = u32::from(landed);
+        if self.pending_fresh {
+            self.pending.timestamp_us = t.0;
+            self.frame.commands = self.pending;
+            self.frame.fresh_mask |= LOCKSTEP_FRESH_COMMANDS;
+        }
+        self.ap.step(t.0, &self.frame, &mut self.act)?;
+        self.frame.fresh_mask = 0;
+        self.pending = lockstep_commands::default();
+        self.pending_fresh = false;
+        for i in 0..self.plant.rotors.len() {
+            self.inputs.motor_cmd[i] = f64::from(self.act.motors[i]);
+        }
+        Ok(())
+    }
+
+    fn stage_log(&mut self, t: Micros, due: Due) -> Result<(), EngineError> {
+        let (Some(log), Some(c)) = (&mut self.log, self.cad.log) else {
+            return Ok(());
+        };
+        if !due.contains(c) {
+            return Ok(());
+        }
+        let r = &mut self.row;
+        r.time_us = t.0;
+        r.truth.copy_from_slice(&self.x[..13]);
+        let e = &self.frame.estimate;
+        r.estimate[..3].copy_from_slice(&e.position_ned_m);
+        r.estimate[3..6].copy_from_slice(&e.velocity_ned_mps);
+        r.estimate[6..10].copy_from_slice(&e.attitude_q);
+        r.estimate[10..13].copy_from_slice(&e.rates_frd_radps);
+        let s = &self.act.setpoints;
+        r.setpoints[..3].copy_from_slice(&s.position_ned_m);
+        r.setpoints[3..6].copy_from_slice(&s.velocity_ned_mps);
+        r.setpoints[6..9].copy_from_slice(&s.accel_ned_mps2);
+        r.setpoints[9] = s.yaw_rad;
+        r.setpoints[10] = s.thrust_n;
+        let n = self.plant.rotors.len();
+        r.motors.copy_from_slice(&self.act.motors[..n]);
+        r.wind = self.wind_now;
+        r.mode = self.act.mode;
+        r.armed = self.act.armed;
+        r.mission_current = self.act.mission_current;
+        r.mission_finished = self.act.mission_finished;
+        let mut faults = 0u64;
+        for i in 0..n {
+            if !self.inputs.motor_enabled[i] {
+                faults |= 1 << (fault_bits::MOTOR_FAILED + i as u32);
+            }
+            if self.inputs.thrust_scale[i] != 1.0 {
+                faults |= 1 << fault_bits::THRUST_LOSS;
+            }
+        }
+        for j in 0..self.plant.batteries.len() {
+            if !self.inputs.battery_connected[j] {
+                faults |= 1 << (fault_bits::BATTERY + j as u32);
+            }
+        }
+        for (k, f) in self.sensor_faults.iter().enumerate() {
+            if *f != SensorFault::default() {
+                faults |= 1 << (fault_bits::SENSOR + k as u32);
+            }
+        }
+        r.faults = faults;
+        log.write(r)?;
+        Ok(())
+    }
+}
