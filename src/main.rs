@@ -6,9 +6,16 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod check_lib;
+mod run;
 
 /// The reference autopilot built by build.rs from c_examples/autopilot.
 pub const BUNDLED_AUTOPILOT: &str = env!("LOCKSTEP_BUNDLED_AUTOPILOT");
+
+/// The default flight: the example scenario shipped in the repository.
+pub const DEFAULT_SCENARIO: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/examples/scenarios/square.toml"
+);
 
 #[derive(Debug, Parser)]
 #[command(
@@ -30,6 +37,18 @@ enum Command {
         /// The shared library (default: the bundled reference autopilot).
         path: Option<PathBuf>,
     },
+    /// Fly a scenario in lockstep and print a summary.
+    Run {
+        /// The scenario file (default: examples/scenarios/square.toml, the
+        /// Iris flying the square mission in wind on noisy estimates).
+        scenario: Option<PathBuf>,
+        /// The autopilot library (default: the bundled reference autopilot).
+        #[arg(long)]
+        autopilot: Option<PathBuf>,
+        /// Write the CSV log here (needs a `log` cadence in the scenario).
+        #[arg(long)]
+        log: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -39,5 +58,14 @@ fn main() -> ExitCode {
             let path = path.unwrap_or_else(|| PathBuf::from(BUNDLED_AUTOPILOT));
             check_lib::run(&path)
         }
+        Command::Run {
+            scenario,
+            autopilot,
+            log,
+        } => run::run(
+            &scenario.unwrap_or_else(|| PathBuf::from(DEFAULT_SCENARIO)),
+            &autopilot.unwrap_or_else(|| PathBuf::from(BUNDLED_AUTOPILOT)),
+            log.as_deref(),
+        ),
     }
 }

@@ -1,0 +1,62 @@
+//! `lockstep run` as a user runs it.
+
+use std::process::Command;
+
+fn lockstep(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_lockstep"))
+        .args(args)
+        .output()
+        .expect("run lockstep");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn the_default_flight_finishes_its_mission_and_writes_its_log() {
+    let log = std::env::temp_dir().join(format!("lockstep-run-cli-{}.csv", std::process::id()));
+    let (code, out, err) = lockstep(&["run", "--log", log.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("vehicle       iris (4 rotors)"), "{out}");
+    assert!(
+        out.contains("simulated     90.000 s in 90001 boundaries"),
+        "{out}"
+    );
+    assert!(
+        out.contains("final         mode disarmed (not armed)"),
+        "{out}"
+    );
+    assert!(out.contains("mission       finished"), "{out}");
+    assert!(out.contains("(901 rows)"), "{out}");
+    let text = std::fs::read_to_string(&log).unwrap();
+    std::fs::remove_file(&log).unwrap();
+    assert_eq!(text.lines().count(), 903);
+}
+
+#[test]
+fn bad_scenarios_are_reported_with_exit_status_2() {
+    let (code, _, err) = lockstep(&["run", "/nonexistent/scenario.toml"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.starts_with("lockstep run: cannot read scenario /nonexistent/scenario.toml"),
+        "{err}"
+    );
+    let dir = std::env::temp_dir().join(format!("lockstep-run-cli-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "schema_version = 1\n[simulation]\nduration_s = 1.0\n[cadences]\nautopilot = { rate_hz = 120 }\n[vehicle]\nspec = \"iris\"\n").unwrap();
+    let (code, _, err) = lockstep(&["run", bad.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("cadence `autopilot`: 0.008333333333333333 s is not a whole number of microseconds; nearest valid: 8333 us or 8334 us"), "{err}");
+    let nolog = dir.join("nolog.toml");
+    std::fs::write(
+        &nolog,
+        "schema_version = 1\n[simulation]\nduration_s = 1.0\n[vehicle]\nspec = \"iris\"\n",
+    )
+    .unwrap();
+    let (code, _, err) = lockstep(&["run", nolog.to_str().unwrap(), "--log", "/tmp/x.csv"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("has no `log` cadence"), "{err}");
+}
