@@ -7,11 +7,17 @@
 //! Run: `cargo bench --bench plant`. Ratios are what the plant issue's
 //! targets are about: full-plant RK4 step <= 3x the minimal step; our RK4
 //! and DP5 >= 2x faster than ode_solvers.
+//!
+//! `closed_loop_tick` measures one 1 ms boundary of the whole loop (plant
+//! RK4, all sensors, estimator, wind, scenario, the C autopilot every 4th
+//! tick) while the Iris loiters, with logging off and at 100 Hz.
 
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use lockstep_harness::engine::Engine;
+use lockstep_harness::scenario::Scenario;
 use lockstep_plant::integrate::{Integrator, Method, Options, StepStart};
 use lockstep_plant::{AircraftSpec, HeldPlant, Multirotor, PlantInputs, fixtures};
 use ode_solvers::{DVector, Dopri5, Rk4, System};
@@ -284,12 +290,53 @@ fn benches(c: &mut Criterion) {
     g.finish();
 }
 
+/// An engine loitering at 10 m after 15 s of flight, logging at `log`.
+fn loitering_engine(log: Option<&std::path::Path>) -> Engine {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = format!(
+        "schema_version = 1\n[simulation]\nseed = 3\nduration_s = 36000.0\n\
+         [cadences]\nlog = {{ rate_hz = 100 }}\n\
+         [vehicle]\nspec = \"iris\"\nmission = \"{}\"\n\
+         [wind]\nmodel = \"ornstein_uhlenbeck\"\nmean_ned_mps = [2.0, 1.0, 0.0]\nsigma_mps = [0.8, 0.8, 0.3]\ntau_s = [5.0, 5.0, 2.0]\n\
+         [[events]]\nat_s = 1.0\naction = \"arm\"\n[[events]]\nat_s = 2.0\naction = \"mission_start\"\n",
+        root.join("examples/missions/loiter.waypoints").display()
+    );
+    let s = Scenario::from_toml_str(&text, root.join("bench.toml")).unwrap();
+    let mut e = Engine::new(
+        &s,
+        std::path::Path::new(env!("LOCKSTEP_BUNDLED_AUTOPILOT")),
+        log,
+    )
+    .unwrap();
+    for _ in 0..15_000 {
+        e.step().unwrap();
+    }
+    assert!(e.state()[2] < -9.0, "loitering at 10 m");
+    e
+}
+
+fn closed_loop(c: &mut Criterion) {
+    let mut g = c.benchmark_group("closed_loop_tick");
+    g.bench_function("iris_log_off", |b| {
+        let mut e = loitering_engine(None);
+        b.iter(|| black_box(e.step().unwrap()));
+    });
+    g.bench_function("iris_log_100hz", |b| {
+        let path = std::env::temp_dir().join(format!("lockstep-bench-{}.csv", std::process::id()));
+        let mut e = loitering_engine(Some(&path));
+        b.iter(|| black_box(e.step().unwrap()));
+        drop(e);
+        let _ = std::fs::remove_file(&path);
+    });
+    g.finish();
+}
+
 criterion_group! {
     name = plant;
     config = Criterion::default()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2))
         .sample_size(40);
-    targets = benches
+    targets = benches, closed_loop
 }
 criterion_main!(plant);

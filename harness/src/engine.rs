@@ -226,19 +226,25 @@ impl Engine {
             ..Options::default()
         };
         let integ = Integrator::new(scenario.integrator, plant.dim(), opts)?;
-        let log = match (log, cad.log) {
-            (Some(path), Some(_)) => Some(FlightLog::create(
-                path,
-                &format!("spec={} seed={}", plant.name, scenario.seed),
-                plant.rotors.len(),
-                plant.batteries.len(),
-            )?),
-            _ => None,
-        };
         let origin = plant.origin;
         let alt = origin.geodetic.alt_m;
         let nr = plant.rotors.len();
         let nb = plant.batteries.len();
+        let row = LogRow {
+            motors: vec![0.0; nr],
+            rotor_speed: vec![0.0; nr],
+            rotor_thrust: vec![0.0; nr],
+            batteries: vec![[0.0; 3]; nb],
+            ..LogRow::default()
+        };
+        let log = match (log, cad.log) {
+            (Some(path), Some(_)) => Some(FlightLog::create(
+                path,
+                &format!("spec={} seed={}", plant.name, scenario.seed),
+                &row,
+            )?),
+            _ => None,
+        };
         Ok(Engine {
             x,
             inputs: PlantInputs::default(),
@@ -264,13 +270,7 @@ impl Engine {
             mission_started: None,
             boundaries: 0,
             log,
-            row: LogRow {
-                motors: vec![0.0; nr],
-                rotor_speed: vec![0.0; nr],
-                rotor_thrust: vec![0.0; nr],
-                batteries: vec![[0.0; 3]; nb],
-                ..LogRow::default()
-            },
+            row,
             plant,
         })
     }
@@ -328,7 +328,7 @@ impl Engine {
             }
         };
         if let Some(log) = &mut self.log {
-            log.flush()?;
+            log.finish()?;
         }
         result?;
         let l = &self.plant.layout;
