@@ -104,3 +104,12 @@ fn octa_with_a_motor_failed_mid_mission_still_lands() {
     ]);
     check("octa, motor 0 failed", &fly(&s, None));
 }
+
+#[test]
+fn the_event_driven_engine_flies_it_with_an_adaptive_integrator() {
+    let s = scenario(&[(
+        "integrator = \"rk4\"",
+        "integrator = \"dp54\"\nengine = \"event_driven\"",
+    )]);
+    check("iris, event-driven DP5", &fly(&s, None));
+}

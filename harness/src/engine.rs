@@ -1,4 +1,9 @@
-//! The fixed-step lockstep engine.
+//! The lockstep engine: fixed-step or event-driven.
+//!
+//! Fixed-step: the physics cadence is a timeline cadence, and the plant steps
+//! between boundaries with the scenario's integrator at that step.
+//! Event-driven: no physics boundaries; an adaptive integrator spans each
+//! interval between consecutive boundaries of the other cadences and events.
 //!
 //! Built once from a scenario (library loaded and validated, plant built,
 //! every buffer preallocated), then [`Engine::step`] processes one timeline
@@ -17,7 +22,7 @@ use lockstep_plant::{AircraftSpec, HeldPlant, Multirotor, PlantInputs, SpecError
 use crate::log::{FlightLog, LogRow};
 use crate::mission::{Mission, MissionError};
 use crate::rng::RngStreams;
-use crate::scenario::{Action, Condition, Event, Scenario, SensorId, Trigger};
+use crate::scenario::{Action, Condition, EngineKind, Event, Scenario, SensorId, Trigger};
 use crate::sensors::{
     Baro, Estimator, EstimatorConfig, Gps, GpsConfig, History, Imu, ImuNoise, Mag, Truth,
 };
@@ -195,11 +200,23 @@ impl Engine {
                 Trigger::When(_) => None,
             })
             .collect();
-        let timeline = Timeline::new(
-            scenario.cadences.clone(),
-            event_times.clone(),
-            scenario.duration,
-        )?;
+        // The event-driven engine has no physics boundaries: the adaptive
+        // integrator spans each interval between the others.
+        let cadences: Vec<_> = match scenario.engine {
+            EngineKind::FixedStep => scenario.cadences.clone(),
+            EngineKind::EventDriven => scenario
+                .cadences
+                .iter()
+                .filter(|c| c.name != "physics")
+                .cloned()
+                .collect(),
+        };
+        let finest = cadences
+            .iter()
+            .map(|c| c.period.0)
+            .min()
+            .unwrap_or(physics.0);
+        let timeline = Timeline::new(cadences, event_times.clone(), scenario.duration)?;
         let idx = |name: &str| {
             timeline
                 .index_of(name)
@@ -219,11 +236,16 @@ impl Engine {
         let gps_cfg = GpsConfig::default();
         let est_cfg = EstimatorConfig::default();
         let longest = gps_cfg.delay.0.max(est_cfg.delay.0);
-        let history =
-            History::with_capacity((longest / physics.0) as usize + event_times.len() + 4);
-        let opts = Options {
-            max_step_ticks: physics.0,
-            ..Options::default()
+        let history = History::with_capacity((longest / finest) as usize + event_times.len() + 4);
+        let opts = match scenario.engine {
+            EngineKind::FixedStep => Options {
+                max_step_ticks: physics.0,
+                ..Options::default()
+            },
+            EngineKind::EventDriven => Options {
+                max_step_ticks: scenario.duration.0.max(1),
+                ..Options::default()
+            },
         };
         let integ = Integrator::new(scenario.integrator, plant.dim(), opts)?;
         let origin = plant.origin;

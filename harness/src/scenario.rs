@@ -83,10 +83,24 @@ struct File {
     events: Vec<EventSection>,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineKind {
+    /// Boundaries at every physics tick too; the plant steps between them.
+    #[default]
+    FixedStep,
+    /// No physics cadence: the plant is integrated between consecutive
+    /// boundaries (autopilot, sensors, wind, log, events) by an adaptive
+    /// integrator.
+    EventDriven,
+}
+
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 struct SimulationSection {
     #[serde(default)]
     seed: u64,
+    #[serde(default)]
+    engine: EngineKind,
     duration_s: f64,
     #[serde(default = "default_tick")]
     tick_us: u64,
@@ -319,6 +333,7 @@ pub struct Scenario {
     pub seed: u64,
     pub duration: Micros,
     pub tick: Micros,
+    pub engine: EngineKind,
     pub integrator: Method,
     /// physics, autopilot, imu, mag, baro, gps, estimator, wind[, log].
     pub cadences: Vec<Cadence>,
@@ -388,6 +403,15 @@ impl Scenario {
                 ),
             )
         })?;
+        if f.simulation.engine == EngineKind::EventDriven && !integrator.is_adaptive() {
+            return Err(invalid(
+                "simulation.integrator",
+                format!(
+                    "the event_driven engine needs an adaptive integrator (bs32, dp54), not {}",
+                    integrator.name()
+                ),
+            ));
+        }
         let c = &f.cadences;
         let given = [
             c.physics,
@@ -477,6 +501,7 @@ impl Scenario {
             seed: f.simulation.seed,
             duration,
             tick,
+            engine: f.simulation.engine,
             integrator,
             cadences,
             spec,
@@ -817,6 +842,15 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "v.toml: key `schema_version`: 2 is not supported (this build reads 1)"
+        );
+        let e = Scenario::from_toml_str(
+            "schema_version = 1\n[simulation]\nduration_s = 1.0\nengine = \"event_driven\"\n[vehicle]\nspec = \"iris\"\n",
+            "e.toml",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "e.toml: key `simulation.integrator`: the event_driven engine needs an adaptive integrator (bs32, dp54), not rk4"
         );
         let e = parse("[simulation.integrator]\n").unwrap_err();
         assert!(e.to_string().contains("simulation"), "{e}");
