@@ -21,6 +21,7 @@ use lockstep_plant::{AircraftSpec, HeldPlant, Multirotor, PlantInputs, SpecError
 
 use crate::log::{FlightLog, LogRow};
 use crate::mission::{Mission, MissionError};
+use crate::record::{RecordError, Recorder};
 use crate::rng::RngStreams;
 use crate::scenario::{Action, Condition, EngineKind, Event, Scenario, SensorId, Trigger};
 use crate::sensors::{
@@ -48,6 +49,8 @@ pub enum EngineError {
     Invalid { file: String, reason: String },
     #[error("flight log: {0}")]
     Log(#[from] std::io::Error),
+    #[error(transparent)]
+    Record(#[from] RecordError),
 }
 
 /// Earth magnetic field at the default origin (Zurich), NED, gauss.
@@ -126,6 +129,11 @@ pub struct Engine {
     boundaries: u64,
     log: Option<FlightLog>,
     row: LogRow,
+    spec: AircraftSpec,
+    options: Options,
+    method: lockstep_plant::integrate::Method,
+    seed: u64,
+    recorder: Option<Recorder>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -248,6 +256,7 @@ impl Engine {
             },
         };
         let integ = Integrator::new(scenario.integrator, plant.dim(), opts)?;
+        let opts = *integ.options();
         let origin = plant.origin;
         let alt = origin.geodetic.alt_m;
         let nr = plant.rotors.len();
@@ -293,12 +302,38 @@ impl Engine {
             boundaries: 0,
             log,
             row,
+            spec,
+            options: opts,
+            method: scenario.integrator,
+            seed: scenario.seed,
+            recorder: None,
             plant,
         })
     }
 
     pub fn plant(&self) -> &Multirotor {
         &self.plant
+    }
+
+    /// Records this run to `path` (see [`crate::record`]); call before the
+    /// first step.
+    pub fn record_to(&mut self, path: &Path) -> Result<(), EngineError> {
+        if self.boundaries > 0 {
+            return Err(EngineError::Invalid {
+                file: path.display().to_string(),
+                reason: "recording must start before the first step".into(),
+            });
+        }
+        self.recorder = Some(Recorder::create(
+            path,
+            &self.spec,
+            &self.plant,
+            self.method,
+            &self.options,
+            self.seed,
+            &self.x,
+        )?);
+        Ok(())
     }
 
     /// The plant state at the last boundary.
@@ -336,6 +371,15 @@ impl Engine {
         let landed = self.stage_sensors(t, due);
         self.stage_autopilot(t, due, landed)?;
         self.stage_log(t, due)?;
+        if let Some(r) = &mut self.recorder {
+            let e = &self.frame.estimate;
+            let mut est = [0.0f32; 13];
+            est[..3].copy_from_slice(&e.position_ned_m);
+            est[3..6].copy_from_slice(&e.velocity_ned_mps);
+            est[6..10].copy_from_slice(&e.attitude_q);
+            est[10..13].copy_from_slice(&e.rates_frd_radps);
+            r.record(t, &self.inputs, &self.act, &est)?;
+        }
         Ok(Some(t))
     }
 
@@ -351,6 +395,9 @@ impl Engine {
         };
         if let Some(log) = &mut self.log {
             log.finish()?;
+        }
+        if let Some(r) = &mut self.recorder {
+            r.flush()?;
         }
         result?;
         let l = &self.plant.layout;

@@ -8,6 +8,7 @@ pub mod engine;
 pub mod error;
 pub mod log;
 pub mod mission;
+pub mod record;
 pub mod rng;
 pub mod scenario;
 pub mod sensors;

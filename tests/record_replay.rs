@@ -1,0 +1,134 @@
+//! Record a run, replay it without autopilot or randomness: the plant
+//! trajectory is reproduced to the last bit; mismatches are refused.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use lockstep_harness::engine::Engine;
+use lockstep_harness::record::{RecordError, Replay};
+use lockstep_harness::scenario::Scenario;
+use lockstep_plant::AircraftSpec;
+
+fn scenario(edits: &[(&str, &str)]) -> Scenario {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/scenarios/square.toml");
+    let mut text = std::fs::read_to_string(&example)
+        .unwrap()
+        .replace("duration_s = 90.0", "duration_s = 30.0");
+    for (from, to) in edits {
+        assert!(text.contains(from), "{from}");
+        text = text.replacen(from, to, 1);
+    }
+    Scenario::from_toml_str(&text, example).unwrap()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("lockstep-rec-{name}-{}.bin", std::process::id()))
+}
+
+/// Runs with recording; returns the state bits at every boundary.
+fn record(s: &Scenario, path: &Path) -> Vec<(u64, Vec<u64>)> {
+    let mut e = Engine::new(s, Path::new(common::BUNDLED), None).unwrap();
+    e.record_to(path).unwrap();
+    let mut states = Vec::new();
+    while let Some(t) = e.step().unwrap() {
+        states.push((t.0, e.state().iter().map(|v| v.to_bits()).collect()));
+    }
+    e.run().unwrap();
+    states
+}
+
+fn replay(path: &Path, spec: Option<&AircraftSpec>) -> Result<Vec<(u64, Vec<u64>)>, RecordError> {
+    let mut states = Vec::new();
+    Replay::open(path, spec)?
+        .run(|t, x| states.push((t.0, x.iter().map(|v| v.to_bits()).collect())))?;
+    Ok(states)
+}
+
+#[test]
+fn replay_reproduces_the_trajectory_bit_for_bit_fixed_step_and_event_driven() {
+    for (name, edits) in [
+        ("rk4", vec![]),
+        (
+            "dp54",
+            vec![(
+                "integrator = \"rk4\"",
+                "integrator = \"dp54\"\nengine = \"event_driven\"",
+            )],
+        ),
+        (
+            "octa-fault",
+            vec![
+                ("spec = \"iris\"", "spec = \"octa\""),
+                (
+                    "[[events]]\nat_s = 1.0",
+                    "[[events]]\nat_s = 12.0\naction = \"motor_fail\"\nmotor = 2\n\n[[events]]\nat_s = 1.0",
+                ),
+            ],
+        ),
+    ] {
+        let path = tmp(name);
+        let recorded = record(&scenario(&edits), &path);
+        let replayed = replay(&path, None).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(recorded.len(), replayed.len(), "{name}");
+        assert!(
+            recorded.len() > 7000,
+            "{name}: {} boundaries",
+            recorded.len()
+        );
+        for (a, b) in recorded.iter().zip(&replayed) {
+            assert_eq!(a, b, "{name}: first difference at t = {} us", a.0);
+        }
+    }
+}
+
+#[test]
+fn replay_refuses_other_parameters_other_schemas_and_damaged_files() {
+    let path = tmp("refuse");
+    record(&scenario(&[]), &path);
+    // The same spec is accepted; a heavier one is refused, naming the key.
+    let iris = AircraftSpec::builtin("iris").unwrap();
+    assert!(replay(&path, Some(&iris)).is_ok());
+    let mut heavy = iris.clone();
+    heavy.body.mass_kg = 1.6;
+    match replay(&path, Some(&heavy)) {
+        Err(RecordError::ParameterMismatch { keys, .. }) => assert_eq!(keys, ["body.mass_kg"]),
+        other => panic!("{other:?}"),
+    }
+    let bytes = std::fs::read(&path).unwrap();
+    // Another format version.
+    let mut v2 = bytes.clone();
+    v2[16..20].copy_from_slice(&2u32.to_le_bytes());
+    std::fs::write(&path, &v2).unwrap();
+    match replay(&path, None) {
+        Err(
+            e @ RecordError::SchemaMismatch {
+                found: 2,
+                expected: 1,
+                ..
+            },
+        ) => {
+            assert!(
+                e.to_string()
+                    .ends_with("has format version 2; this build reads version 1"),
+                "{e}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    // Not a recording at all.
+    std::fs::write(&path, b"time_us,x\n0,1\n").unwrap();
+    assert!(matches!(
+        replay(&path, None),
+        Err(RecordError::NotARecording { .. })
+    ));
+    // Cut in the middle of a record.
+    std::fs::write(&path, &bytes[..bytes.len() - 7]).unwrap();
+    assert!(
+        matches!(replay(&path, None), Err(RecordError::Truncated { .. })),
+        "{:?}",
+        replay(&path, None).err()
+    );
+    std::fs::remove_file(&path).unwrap();
+}
