@@ -48,6 +48,19 @@ enum Command {
         /// Write the CSV log here (needs a `log` cadence in the scenario).
         #[arg(long)]
         log: Option<PathBuf>,
+        /// Record the plant's inputs at every boundary here, for `replay`.
+        #[arg(long)]
+        record: Option<PathBuf>,
+    },
+    /// Replay a recording: drive the plant from it (no autopilot, no
+    /// randomness) and print the final state.
+    Replay {
+        /// The recording made by `run --record`.
+        recording: PathBuf,
+        /// Refuse the recording unless it was made with this spec (built-in
+        /// name or path); default: the spec embedded in the recording.
+        #[arg(long)]
+        spec: Option<String>,
     },
 }
 
@@ -62,10 +75,13 @@ fn main() -> ExitCode {
             scenario,
             autopilot,
             log,
+            record,
         } => run::run(
             &scenario.unwrap_or_else(|| PathBuf::from(DEFAULT_SCENARIO)),
             &autopilot.unwrap_or_else(|| PathBuf::from(BUNDLED_AUTOPILOT)),
             log.as_deref(),
+            record.as_deref(),
         ),
+        Command::Replay { recording, spec } => run::replay(&recording, spec.as_deref()),
     }
 }

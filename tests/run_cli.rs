@@ -60,3 +60,45 @@ fn bad_scenarios_are_reported_with_exit_status_2() {
     assert_eq!(code, 2);
     assert!(err.contains("has no `log` cadence"), "{err}");
 }
+
+#[test]
+fn a_recorded_run_replays_to_the_same_final_position() {
+    let rec = std::env::temp_dir().join(format!("lockstep-run-cli-rec-{}.bin", std::process::id()));
+    let (code, out, err) = lockstep(&["run", "--record", rec.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, replayed, err) = lockstep(&["replay", rec.to_str().unwrap(), "--spec", "iris"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        replayed.contains("replayed      90.000 s in 90001 boundaries"),
+        "{replayed}"
+    );
+    let (code, _, err) = lockstep(&["replay", rec.to_str().unwrap(), "--spec", "hexa"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(
+            "was made with other model parameters than the spec given for replay; differing keys:"
+        ),
+        "{err}"
+    );
+    std::fs::remove_file(&rec).unwrap();
+    // The run's final position and the replay's agree (both printed).
+    let pos = |text: &str| {
+        text.lines()
+            .find(|l| l.starts_with("position"))
+            .map(str::to_string)
+            .unwrap()
+    };
+    let run_n: f64 = pos(&out)
+        .split_whitespace()
+        .nth(2)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let rep_n: f64 = pos(&replayed)
+        .split_whitespace()
+        .nth(2)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((run_n - rep_n).abs() < 0.006, "{run_n} vs {rep_n}");
+}
