@@ -140,3 +140,37 @@ fn events_naming_parts_the_vehicle_lacks_are_refused() {
         "{err}"
     );
 }
+
+#[test]
+fn stages_run_in_order_within_a_boundary() {
+    // Arm at t = 1.000 s, an autopilot boundary: the scenario stage runs
+    // before the autopilot stage, so the autopilot is armed at that boundary;
+    // logging runs last, so that boundary's row shows it.
+    let mut e = Engine::new(&short(&[]), Path::new(common::BUNDLED), None).unwrap();
+    loop {
+        let t = e.step().unwrap().unwrap();
+        if t.0 == 996_000 {
+            assert_eq!(e.actuators().armed, 0, "not before the event");
+        }
+        if t.0 == 1_000_000 {
+            assert_eq!(e.actuators().armed, 1, "armed at the event's own boundary");
+            break;
+        }
+    }
+    let log = String::from_utf8(run_log(&short(&[]), "order")).unwrap();
+    let h = header(4, 1);
+    let armed = h.iter().position(|c| c == "armed").unwrap();
+    let at = |time: &str| {
+        log.lines()
+            .find(|l| l.starts_with(&format!("{time},")))
+            .unwrap()
+            .split(',')
+            .nth(armed)
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        (at("900000"), at("1000000")),
+        ("0".to_string(), "1".to_string())
+    );
+}

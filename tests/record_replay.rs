@@ -84,6 +84,22 @@ fn replay_reproduces_the_trajectory_bit_for_bit_fixed_step_and_event_driven() {
 }
 
 #[test]
+fn two_recordings_of_the_same_run_are_byte_identical() {
+    let (a, b) = (tmp("same-a"), tmp("same-b"));
+    record(&scenario(&[]), &a);
+    record(&scenario(&[]), &b);
+    let (x, y) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    std::fs::remove_file(&a).unwrap();
+    std::fs::remove_file(&b).unwrap();
+    assert!(
+        x == y && x.len() > 100_000,
+        "{} vs {} bytes",
+        x.len(),
+        y.len()
+    );
+}
+
+#[test]
 fn replay_refuses_other_parameters_other_schemas_and_damaged_files() {
     let path = tmp("refuse");
     record(&scenario(&[]), &path);

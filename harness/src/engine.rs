@@ -24,9 +24,7 @@ use crate::mission::{Mission, MissionError};
 use crate::record::{RecordError, Recorder};
 use crate::rng::RngStreams;
 use crate::scenario::{Action, Condition, EngineKind, Event, Scenario, SensorId, Trigger};
-use crate::sensors::{
-    Baro, Estimator, EstimatorConfig, Gps, GpsConfig, History, Imu, ImuNoise, Mag, Truth,
-};
+use crate::sensors::{Baro, Estimator, Gps, History, Imu, Mag, Truth};
 use crate::timeline::{Due, Timeline};
 use crate::vehicle::autopilot_config;
 use crate::wind::{Gust, Wind};
@@ -52,9 +50,6 @@ pub enum EngineError {
     #[error(transparent)]
     Record(#[from] RecordError),
 }
-
-/// Earth magnetic field at the default origin (Zurich), NED, gauss.
-const MAG_FIELD_NED_GAUSS: [f64; 3] = [0.216, 0.0107, 0.425];
 
 /// What one sensor fault does.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -241,8 +236,9 @@ impl Engine {
             log: timeline.index_of("log"),
         };
         let rng = RngStreams::new(scenario.seed);
-        let gps_cfg = GpsConfig::default();
-        let est_cfg = EstimatorConfig::default();
+        let sensors = scenario.sensors;
+        let gps_cfg = sensors.gps;
+        let est_cfg = sensors.estimator;
         let longest = gps_cfg.delay.0.max(est_cfg.delay.0);
         let history = History::with_capacity((longest / finest) as usize + event_times.len() + 4);
         let opts = match scenario.engine {
@@ -287,9 +283,13 @@ impl Engine {
             cad,
             wind: Wind::new(scenario.wind, rng.stream("wind")),
             wind_now: [0.0; 3],
-            imu: Imu::new(ImuNoise::default(), rng.stream("sensor.imu")),
-            mag: Mag::new(MAG_FIELD_NED_GAUSS, 0.003, rng.stream("sensor.mag")),
-            baro: Baro::new(alt, 3.0, rng.stream("sensor.baro")),
+            imu: Imu::new(sensors.imu, rng.stream("sensor.imu")),
+            mag: Mag::new(
+                sensors.mag_field_ned_gauss,
+                sensors.mag_noise_gauss,
+                rng.stream("sensor.mag"),
+            ),
+            baro: Baro::new(alt, sensors.baro_noise_pa, rng.stream("sensor.baro")),
             gps: Gps::new(gps_cfg, origin, rng.stream("sensor.gps")),
             est: Estimator::new(est_cfg, rng.stream("estimator")),
             history,

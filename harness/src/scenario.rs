@@ -14,6 +14,10 @@
 //! [vehicle]
 //! spec = "iris"               # built-in name or path (relative to this file)
 //! mission = "../missions/square.waypoints"
+//! [sensors.gps]              # imu, mag, baro, gps: noise; gps: delay_us
+//! delay_us = 100000
+//! [estimator]                # noise, AR(1) biases, bias_tau_s, delay_us
+//! delay_us = 20000
 //! [wind]
 //! model = "ornstein_uhlenbeck"
 //! mean_ned_mps = [2.0, 1.0, 0.0]
@@ -34,6 +38,7 @@ use lockstep_plant::integrate::Method;
 use lockstep_plant::spec::{SpecError, deserialize_strict, parse_table};
 use serde::Deserialize;
 
+use crate::sensors::{EstimatorConfig, GpsConfig, ImuNoise};
 use crate::time::micros_from_secs;
 use crate::{Cadence, ConfigError, Micros};
 
@@ -80,7 +85,91 @@ struct File {
     #[serde(default)]
     wind: Option<WindSection>,
     #[serde(default)]
+    sensors: SensorsSection,
+    #[serde(default)]
+    estimator: Option<EstimatorSection>,
+    #[serde(default)]
     events: Vec<EventSection>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+struct SensorsSection {
+    #[serde(default)]
+    imu: Option<ImuSection>,
+    #[serde(default)]
+    mag: Option<MagSection>,
+    #[serde(default)]
+    baro: Option<BaroSection>,
+    #[serde(default)]
+    gps: Option<GpsSection>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+struct ImuSection {
+    accel_noise_mps2: Option<f64>,
+    gyro_noise_radps: Option<f64>,
+    accel_bias_walk_mps2_per_sqrt_s: Option<f64>,
+    gyro_bias_walk_radps_per_sqrt_s: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+struct MagSection {
+    field_ned_gauss: Option<[f64; 3]>,
+    noise_gauss: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+struct BaroSection {
+    noise_pa: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+struct GpsSection {
+    delay_us: Option<u64>,
+    horizontal_noise_m: Option<f64>,
+    vertical_noise_m: Option<f64>,
+    velocity_noise_mps: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+struct EstimatorSection {
+    delay_us: Option<u64>,
+    position_noise_m: Option<f64>,
+    velocity_noise_mps: Option<f64>,
+    attitude_noise_rad: Option<f64>,
+    rates_noise_radps: Option<f64>,
+    position_bias_m: Option<f64>,
+    velocity_bias_mps: Option<f64>,
+    attitude_bias_rad: Option<f64>,
+    rates_bias_radps: Option<f64>,
+    bias_tau_s: Option<f64>,
+}
+
+/// Sensor and estimator settings (defaults: see each type's `Default`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SensorSettings {
+    pub imu: ImuNoise,
+    pub mag_field_ned_gauss: [f64; 3],
+    pub mag_noise_gauss: f64,
+    pub baro_noise_pa: f64,
+    pub gps: GpsConfig,
+    pub estimator: EstimatorConfig,
+}
+
+/// Earth magnetic field at the default origin (Zurich), NED, gauss.
+pub const DEFAULT_MAG_FIELD_NED_GAUSS: [f64; 3] = [0.216, 0.0107, 0.425];
+
+impl Default for SensorSettings {
+    fn default() -> Self {
+        SensorSettings {
+            imu: ImuNoise::default(),
+            mag_field_ned_gauss: DEFAULT_MAG_FIELD_NED_GAUSS,
+            mag_noise_gauss: 0.003,
+            baro_noise_pa: 3.0,
+            gps: GpsConfig::default(),
+            estimator: EstimatorConfig::default(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
@@ -341,6 +430,7 @@ pub struct Scenario {
     pub mission: Option<PathBuf>,
     pub start: (f64, f64, f64),
     pub wind: WindModel,
+    pub sensors: SensorSettings,
     pub events: Vec<Event>,
 }
 
@@ -490,6 +580,7 @@ impl Scenario {
                 }
             },
         };
+        let sensors = sensor_settings(&f).map_err(|(k, reason)| invalid(&k, reason))?;
         let mut events = Vec::with_capacity(f.events.len());
         for (i, e) in f.events.iter().enumerate() {
             let key = |k: &str| format!("events[{i}].{k}");
@@ -516,6 +607,7 @@ impl Scenario {
                 f.vehicle.start_yaw_deg,
             ),
             wind,
+            sensors,
             events,
         })
     }
@@ -527,6 +619,132 @@ impl Scenario {
             .find(|c| c.name == name)
             .map(|c| c.period)
     }
+}
+
+/// Overlays the file's sensor settings on the defaults; every noise must be
+/// finite and non-negative.
+fn sensor_settings(f: &File) -> Result<SensorSettings, (String, String)> {
+    let mut s = SensorSettings::default();
+    let set = |key: &str, target: &mut f64, v: Option<f64>| -> Result<(), (String, String)> {
+        if let Some(v) = v {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err((key.to_string(), format!("must be >= 0 and finite, is {v}")));
+            }
+            *target = v;
+        }
+        Ok(())
+    };
+    if let Some(i) = &f.sensors.imu {
+        set(
+            "sensors.imu.accel_noise_mps2",
+            &mut s.imu.accel_noise_mps2,
+            i.accel_noise_mps2,
+        )?;
+        set(
+            "sensors.imu.gyro_noise_radps",
+            &mut s.imu.gyro_noise_radps,
+            i.gyro_noise_radps,
+        )?;
+        set(
+            "sensors.imu.accel_bias_walk_mps2_per_sqrt_s",
+            &mut s.imu.accel_bias_walk_mps2_per_sqrt_s,
+            i.accel_bias_walk_mps2_per_sqrt_s,
+        )?;
+        set(
+            "sensors.imu.gyro_bias_walk_radps_per_sqrt_s",
+            &mut s.imu.gyro_bias_walk_radps_per_sqrt_s,
+            i.gyro_bias_walk_radps_per_sqrt_s,
+        )?;
+    }
+    if let Some(m) = &f.sensors.mag {
+        set(
+            "sensors.mag.noise_gauss",
+            &mut s.mag_noise_gauss,
+            m.noise_gauss,
+        )?;
+        if let Some(b) = m.field_ned_gauss {
+            s.mag_field_ned_gauss = b;
+        }
+    }
+    if let Some(b) = &f.sensors.baro {
+        set("sensors.baro.noise_pa", &mut s.baro_noise_pa, b.noise_pa)?;
+    }
+    if let Some(g) = &f.sensors.gps {
+        set(
+            "sensors.gps.horizontal_noise_m",
+            &mut s.gps.horizontal_noise_m,
+            g.horizontal_noise_m,
+        )?;
+        set(
+            "sensors.gps.vertical_noise_m",
+            &mut s.gps.vertical_noise_m,
+            g.vertical_noise_m,
+        )?;
+        set(
+            "sensors.gps.velocity_noise_mps",
+            &mut s.gps.velocity_noise_mps,
+            g.velocity_noise_mps,
+        )?;
+        if let Some(d) = g.delay_us {
+            s.gps.delay = Micros(d);
+        }
+    }
+    if let Some(e) = &f.estimator {
+        let c = &mut s.estimator;
+        set(
+            "estimator.position_noise_m",
+            &mut c.position_noise_m,
+            e.position_noise_m,
+        )?;
+        set(
+            "estimator.velocity_noise_mps",
+            &mut c.velocity_noise_mps,
+            e.velocity_noise_mps,
+        )?;
+        set(
+            "estimator.attitude_noise_rad",
+            &mut c.attitude_noise_rad,
+            e.attitude_noise_rad,
+        )?;
+        set(
+            "estimator.rates_noise_radps",
+            &mut c.rates_noise_radps,
+            e.rates_noise_radps,
+        )?;
+        set(
+            "estimator.position_bias_m",
+            &mut c.position_bias_m,
+            e.position_bias_m,
+        )?;
+        set(
+            "estimator.velocity_bias_mps",
+            &mut c.velocity_bias_mps,
+            e.velocity_bias_mps,
+        )?;
+        set(
+            "estimator.attitude_bias_rad",
+            &mut c.attitude_bias_rad,
+            e.attitude_bias_rad,
+        )?;
+        set(
+            "estimator.rates_bias_radps",
+            &mut c.rates_bias_radps,
+            e.rates_bias_radps,
+        )?;
+        if let Some(t) = e.bias_tau_s {
+            if !(t.is_finite() && t > 0.0) {
+                return Err((
+                    "estimator.bias_tau_s".into(),
+                    format!("must be positive, is {t}"),
+                ));
+            }
+            c.bias_tau_s = t;
+        }
+        if let Some(d) = e.delay_us {
+            c.delay = Micros(d);
+        }
+    }
+    Ok(s)
 }
 
 enum Either {
@@ -788,6 +1006,37 @@ mod tests {
                 sensor: SensorId::Baro,
                 value: 50.0
             }
+        );
+    }
+
+    #[test]
+    fn sensor_settings_overlay_the_defaults() {
+        let s = parse("[sensors.gps]\ndelay_us = 150000\nhorizontal_noise_m = 1.0\n[estimator]\ndelay_us = 0\nposition_noise_m = 0.1\n").unwrap();
+        assert_eq!(
+            (s.sensors.gps.delay, s.sensors.gps.horizontal_noise_m),
+            (Micros(150_000), 1.0)
+        );
+        assert_eq!(
+            s.sensors.gps.vertical_noise_m,
+            GpsConfig::default().vertical_noise_m
+        );
+        assert_eq!(
+            (
+                s.sensors.estimator.delay,
+                s.sensors.estimator.position_noise_m
+            ),
+            (Micros(0), 0.1)
+        );
+        assert_eq!(parse("").unwrap().sensors, SensorSettings::default());
+        let e = parse("[sensors.baro]\nnoise_pa = -1.0\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "test.toml: key `sensors.baro.noise_pa`: must be >= 0 and finite, is -1"
+        );
+        let e = parse("[sensors.imu]\nnoise = 1.0\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "test.toml: unknown key(s) sensors.imu.noise; check the spelling and the unit suffix"
         );
     }
 

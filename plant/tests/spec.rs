@@ -150,6 +150,15 @@ fn unknown_keys_are_errors_naming_every_key_path() {
         err.to_string(),
         "test.toml: unknown key(s) rotors.2.spin; check the spelling and the unit suffix"
     );
+    let err = iris_with(
+        "friction_coeff = 0.5",
+        "friction_coeff = 0.5\nfriction = 0.5",
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, SpecError::UnknownKeys { keys, .. } if keys == &["contact.friction"]),
+        "optional table: {err:?}"
+    );
     let err = iris_with("", "[weather]\nrain = true").unwrap_err();
     assert!(
         matches!(&err, SpecError::UnknownKeys { keys, .. } if keys == &["weather"]),

@@ -140,7 +140,16 @@ pub fn deserialize_strict<T: serde::de::DeserializeOwned>(
     table: toml::Table,
 ) -> Result<T, SpecError> {
     let mut unknown = Vec::new();
-    let mut note = |path: serde_ignored::Path| unknown.push(path.to_string());
+    // serde_ignored writes `?` for an Option layer: not part of the key path.
+    let mut note = |path: serde_ignored::Path| {
+        unknown.push(
+            path.to_string()
+                .split('.')
+                .filter(|s| *s != "?")
+                .collect::<Vec<_>>()
+                .join("."),
+        )
+    };
     let de = serde_ignored::Deserializer::new(toml::Value::Table(table), &mut note);
     let value: Result<T, _> = serde_path_to_error::deserialize(de);
     if !unknown.is_empty() {
