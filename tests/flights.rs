@@ -113,3 +113,12 @@ fn the_event_driven_engine_flies_it_with_an_adaptive_integrator() {
     )]);
     check("iris, event-driven DP5", &fly(&s, None));
 }
+
+#[test]
+fn iris_flies_it_in_dryden_turbulence() {
+    let s = scenario(&[(
+        "model = \"ornstein_uhlenbeck\"\nmean_ned_mps = [2.0, 1.0, 0.0]\nsigma_mps = [0.8, 0.8, 0.3]\ntau_s = [5.0, 5.0, 2.0]",
+        "model = \"dryden\"\nmean_ned_mps = [3.0, 1.0, 0.0]\nw20_mps = 6.0",
+    )]);
+    check("iris, Dryden", &fly(&s, None));
+}

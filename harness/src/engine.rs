@@ -369,6 +369,11 @@ impl Engine {
         self.stage_faults();
         self.stage_wind(t, due);
         let landed = self.stage_sensors(t, due);
+        let issued = if self.pending_fresh {
+            self.pending
+        } else {
+            lockstep_commands::default()
+        };
         self.stage_autopilot(t, due, landed)?;
         self.stage_log(t, due)?;
         if let Some(r) = &mut self.recorder {
@@ -378,7 +383,7 @@ impl Engine {
             est[3..6].copy_from_slice(&e.velocity_ned_mps);
             est[6..10].copy_from_slice(&e.attitude_q);
             est[10..13].copy_from_slice(&e.rates_frd_radps);
-            r.record(t, &self.inputs, &self.act, &est)?;
+            r.record(t, &self.inputs, &self.act, &est, &issued)?;
         }
         Ok(Some(t))
     }
@@ -535,7 +540,8 @@ impl Engine {
 
     fn stage_wind(&mut self, t: Micros, due: Due) {
         if due.contains(self.cad.wind) || due.event {
-            self.wind_now = self.wind.sample(t);
+            let x = &self.x;
+            self.wind_now = self.wind.sample(t, -x[2], [x[3], x[4], x[5]]);
             self.inputs.wind_ned_mps = self.wind_now;
         }
     }

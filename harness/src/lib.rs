@@ -4,6 +4,7 @@
 //! and cadence validation ([`time`]), the timeline of boundaries ([`timeline`]),
 //! the canonical stage order ([`stage`]), and named random streams ([`rng`]).
 
+pub mod dryden;
 pub mod engine;
 pub mod error;
 pub mod log;

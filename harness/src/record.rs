@@ -21,13 +21,15 @@
 //! A record: u64 time (µs); per rotor f64 motor command; 3 × f64 wind (NED);
 //! per rotor u8 motor enabled and f64 thrust scale; per battery u8
 //! connected; 13 × f32 estimate (position, velocity, attitude, rates); u32
-//! mode; u32 armed.
+//! mode; u32 armed; the operator commands the scenario issued at this
+//! boundary (u32 arm request, u32 mode request, u32 mission start; zeros when
+//! none).
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
-use lockstep_abi::ffi::lockstep_actuator_frame;
+use lockstep_abi::ffi::{lockstep_actuator_frame, lockstep_commands};
 use lockstep_plant::integrate::{Integrator, Method, Options};
 use lockstep_plant::{AircraftSpec, HeldPlant, Multirotor, PlantInputs};
 use serde::{Deserialize, Serialize};
@@ -154,13 +156,15 @@ impl Recorder {
         })
     }
 
-    /// Records the inputs held from `t` to the next boundary.
+    /// Records the inputs held from `t` to the next boundary, and what the
+    /// scenario and the autopilot produced at `t`.
     pub fn record(
         &mut self,
         t: Micros,
         u: &PlantInputs,
         act: &lockstep_actuator_frame,
         estimate: &[f32; 13],
+        commands: &lockstep_commands,
     ) -> Result<(), RecordError> {
         let io = |source| RecordError::Io {
             path: self.path.clone(),
@@ -187,6 +191,13 @@ impl Recorder {
         }
         o.write_all(&act.mode.to_le_bytes()).map_err(io)?;
         o.write_all(&act.armed.to_le_bytes()).map_err(io)?;
+        for v in [
+            commands.arm_request,
+            commands.mode_request,
+            commands.mission_start,
+        ] {
+            o.write_all(&v.to_le_bytes()).map_err(io)?;
+        }
         Ok(())
     }
 
@@ -364,7 +375,7 @@ impl Replay {
             r.read_exact(&mut b1).map_err(short)?;
             u.battery_connected[j] = b1[0] != 0;
         }
-        let mut skip = [0u8; 13 * 4 + 8];
+        let mut skip = [0u8; 13 * 4 + 8 + 12];
         r.read_exact(&mut skip).map_err(short)?;
         Ok(Some((t, u)))
     }

@@ -18,7 +18,7 @@
 //! delay_us = 100000
 //! [estimator]                # noise, AR(1) biases, bias_tau_s, delay_us
 //! delay_us = 20000
-//! [wind]
+//! [wind]                     # constant, ornstein_uhlenbeck, dryden (+ w20_mps)
 //! model = "ornstein_uhlenbeck"
 //! mean_ned_mps = [2.0, 1.0, 0.0]
 //! sigma_mps = [0.8, 0.8, 0.3]
@@ -239,6 +239,7 @@ struct VehicleSection {
 enum WindKind {
     Constant,
     OrnsteinUhlenbeck,
+    Dryden,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -250,6 +251,9 @@ struct WindSection {
     sigma_mps: Option<[f64; 3]>,
     #[serde(default)]
     tau_s: Option<[f64; 3]>,
+    /// Dryden: wind speed at 20 ft (default: the mean's horizontal speed).
+    #[serde(default)]
+    w20_mps: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Default)]
@@ -576,6 +580,23 @@ impl Scenario {
                         mean_ned_mps: w.mean_ned_mps,
                         sigma_mps: sigma,
                         tau_s: tau,
+                    }
+                }
+                WindKind::Dryden => {
+                    if w.sigma_mps.is_some() || w.tau_s.is_some() {
+                        return Err(invalid(
+                            "wind",
+                            "sigma_mps and tau_s do not apply to model \"dryden\"".into(),
+                        ));
+                    }
+                    let m = w.mean_ned_mps;
+                    let w20 = w.w20_mps.unwrap_or((m[0] * m[0] + m[1] * m[1]).sqrt());
+                    if !(w20.is_finite() && w20 >= 0.0) {
+                        return Err(invalid("wind.w20_mps", format!("must be >= 0, is {w20}")));
+                    }
+                    WindModel::Dryden {
+                        mean_ned_mps: m,
+                        w20_mps: w20,
                     }
                 }
             },
@@ -975,6 +996,14 @@ mod tests {
         )
         .unwrap();
         assert!(matches!(s.wind, WindModel::OrnsteinUhlenbeck { .. }));
+        let d = parse("[wind]\nmodel = \"dryden\"\nmean_ned_mps = [3.0, 4.0, 0.0]\n").unwrap();
+        assert_eq!(
+            d.wind,
+            WindModel::Dryden {
+                mean_ned_mps: [3.0, 4.0, 0.0],
+                w20_mps: 5.0
+            }
+        );
         assert_eq!(
             s.events[0],
             Event {

@@ -8,7 +8,8 @@
 //! - Gusts (from the scenario) add on top: piecewise linear in time (a step
 //!   when the rise and fall are 0), exact at integer microseconds.
 //!
-//! Dryden turbulence is not built yet.
+//! - Dryden turbulence ([`crate::dryden`]) on top of a mean wind, driven by
+//!   the vehicle's altitude and airspeed.
 
 use crate::Micros;
 use crate::rng::Stream;
@@ -23,6 +24,11 @@ pub enum WindModel {
         mean_ned_mps: [f64; 3],
         sigma_mps: [f64; 3],
         tau_s: [f64; 3],
+    },
+    /// Mean wind plus Dryden turbulence for the wind speed `w20_mps` at 20 ft.
+    Dryden {
+        mean_ned_mps: [f64; 3],
+        w20_mps: f64,
     },
 }
 
@@ -71,6 +77,7 @@ pub struct Wind {
     model: WindModel,
     state: [f64; 3],
     rng: Stream,
+    dryden: Option<crate::dryden::Dryden>,
     gusts: [Option<Gust>; MAX_GUSTS],
     last: Option<Micros>,
 }
@@ -78,14 +85,22 @@ pub struct Wind {
 impl Wind {
     /// The wind starts at the model's mean.
     pub fn new(model: WindModel, rng: Stream) -> Self {
-        let state = match model {
-            WindModel::Constant { ned_mps } => ned_mps,
-            WindModel::OrnsteinUhlenbeck { mean_ned_mps, .. } => mean_ned_mps,
+        let (state, dryden) = match model {
+            WindModel::Constant { ned_mps } => (ned_mps, None),
+            WindModel::OrnsteinUhlenbeck { mean_ned_mps, .. } => (mean_ned_mps, None),
+            WindModel::Dryden {
+                mean_ned_mps,
+                w20_mps,
+            } => (
+                mean_ned_mps,
+                Some(crate::dryden::Dryden::new(w20_mps, rng.clone())),
+            ),
         };
         Wind {
             model,
             state,
             rng,
+            dryden,
             gusts: [None; MAX_GUSTS],
             last: None,
         }
@@ -102,9 +117,10 @@ impl Wind {
         }
     }
 
-    /// The wind at `t` (times must not decrease): advances the base model by
+    /// The wind at `t` (times must not decrease) for a vehicle at
+    /// `altitude_m` moving at `velocity_ned_mps`: advances the base model by
     /// the time since the last sample and adds the gusts.
-    pub fn sample(&mut self, t: Micros) -> [f64; 3] {
+    pub fn sample(&mut self, t: Micros, altitude_m: f64, velocity_ned_mps: [f64; 3]) -> [f64; 3] {
         if let (
             Some(last),
             WindModel::OrnsteinUhlenbeck {
@@ -124,8 +140,21 @@ impl Wind {
                     + s * self.rng.standard_normal();
             }
         }
-        self.last = Some(t);
         let mut w = self.state;
+        if let (Some(d), WindModel::Dryden { mean_ned_mps, .. }) = (&mut self.dryden, self.model) {
+            let dt = self.last.map_or(0.0, |last| (t - last).as_secs_f64());
+            let rel = [
+                velocity_ned_mps[0] - mean_ned_mps[0],
+                velocity_ned_mps[1] - mean_ned_mps[1],
+                velocity_ned_mps[2] - mean_ned_mps[2],
+            ];
+            let airspeed = (rel[0] * rel[0] + rel[1] * rel[1] + rel[2] * rel[2]).sqrt();
+            let g = crate::dryden::to_ned(d.step(dt, altitude_m, airspeed), mean_ned_mps);
+            for k in 0..3 {
+                w[k] += g[k];
+            }
+        }
+        self.last = Some(t);
         for slot in &mut self.gusts {
             if let Some(g) = slot {
                 let f = g.fraction(t);
@@ -158,7 +187,7 @@ mod tests {
         let n = 200_000usize;
         let mut xs = Vec::with_capacity(n);
         for k in 0..n {
-            xs.push(w.sample(Micros(k as u64 * 10_000))[0]);
+            xs.push(w.sample(Micros(k as u64 * 10_000), 10.0, [0.0; 3])[0]);
         }
         let mean = xs.iter().sum::<f64>() / n as f64;
         let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64;
@@ -195,11 +224,11 @@ mod tests {
             for r in 0..runs {
                 let mut w = Wind::new(model, RngStreams::new(r).stream("wind"));
                 let mut t = 0;
-                w.sample(Micros(0));
+                w.sample(Micros(0), 10.0, [0.0; 3]);
                 let mut last = [0.0; 3];
                 while t < 1_000_000 {
                     t += step_us;
-                    last = w.sample(Micros(t));
+                    last = w.sample(Micros(t), 10.0, [0.0; 3]);
                 }
                 sq += last[1] * last[1];
             }
@@ -209,6 +238,27 @@ mod tests {
                 "step {step_us}: {var} vs {expect}"
             );
         }
+    }
+
+    #[test]
+    fn dryden_wind_varies_around_its_mean() {
+        let model = WindModel::Dryden {
+            mean_ned_mps: [4.0, 0.0, 0.0],
+            w20_mps: 8.0,
+        };
+        let mut w = Wind::new(model, RngStreams::new(2).stream("wind"));
+        let n = 20_000;
+        let xs: Vec<[f64; 3]> = (0..n)
+            .map(|k| w.sample(Micros(k * 100_000), 30.0, [0.0; 3]))
+            .collect();
+        let mean = xs.iter().map(|x| x[0]).sum::<f64>() / n as f64;
+        let var_w = xs.iter().map(|x| x[2] * x[2]).sum::<f64>() / n as f64;
+        assert!((mean - 4.0).abs() < 0.3, "{mean}");
+        let sw = 0.1 * 8.0;
+        assert!(
+            (var_w / (sw * sw) - 1.0).abs() < 0.1,
+            "vertical variance {var_w}"
+        );
     }
 
     #[test]
@@ -226,7 +276,7 @@ mod tests {
             fall: Micros(0),
             amplitude_ned_mps: [4.0, 0.0, -2.0],
         }));
-        let at = |w: &mut Wind, us: u64| w.sample(Micros(us));
+        let at = |w: &mut Wind, us: u64| w.sample(Micros(us), 10.0, [0.0; 3]);
         assert_eq!(at(&mut w, 0), [1.0, 2.0, 0.0]);
         assert_eq!(at(&mut w, 1_250_000), [3.0, 2.0, -1.0]);
         assert_eq!(at(&mut w, 2_000_000), [5.0, 2.0, -2.0]);
