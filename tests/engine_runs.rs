@@ -9,17 +9,8 @@ use lockstep_harness::engine::{Engine, EngineError};
 use lockstep_harness::log::header;
 use lockstep_harness::scenario::Scenario;
 
-fn example() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/scenarios/square.toml")
-}
-
 fn scenario(edits: &[(&str, &str)]) -> Scenario {
-    let mut text = std::fs::read_to_string(example()).unwrap();
-    for (from, to) in edits {
-        assert!(text.contains(from), "{from}");
-        text = text.replacen(from, to, 1);
-    }
-    Scenario::from_toml_str(&text, example()).unwrap()
+    common::example_scenario(edits)
 }
 
 fn tmp(name: &str) -> PathBuf {

@@ -13,14 +13,8 @@ fn example() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/scenarios/square.toml")
 }
 
-/// The example scenario with lines replaced (relative paths stay valid).
 fn scenario(edits: &[(&str, &str)]) -> Scenario {
-    let mut text = std::fs::read_to_string(example()).unwrap();
-    for (from, to) in edits {
-        assert!(text.contains(from), "{from}");
-        text = text.replacen(from, to, 1);
-    }
-    Scenario::from_toml_str(&text, example()).unwrap()
+    common::example_scenario(edits)
 }
 
 struct Trace {

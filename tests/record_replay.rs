@@ -11,15 +11,9 @@ use lockstep_harness::scenario::Scenario;
 use lockstep_plant::AircraftSpec;
 
 fn scenario(edits: &[(&str, &str)]) -> Scenario {
-    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/scenarios/square.toml");
-    let mut text = std::fs::read_to_string(&example)
-        .unwrap()
-        .replace("duration_s = 90.0", "duration_s = 30.0");
-    for (from, to) in edits {
-        assert!(text.contains(from), "{from}");
-        text = text.replacen(from, to, 1);
-    }
-    Scenario::from_toml_str(&text, example).unwrap()
+    let mut all = vec![("duration_s = 90.0", "duration_s = 30.0")];
+    all.extend_from_slice(edits);
+    common::example_scenario(&all)
 }
 
 fn tmp(name: &str) -> PathBuf {
