@@ -1,7 +1,8 @@
-//! The bundled C autopilot flies the plant, the estimate being the truth:
-//! checks that the two agree on every convention (frames, quaternion, thrust
-//! axes, spin directions, thrust curve) before sensors and noise come in.
-//! (The runtime engine will replace this loop; the assertions stay.)
+//! The bundled C autopilot flies the plant in a bare loop, the estimate being
+//! the truth: checks that the two agree on every convention (frames,
+//! quaternion, thrust axes, spin directions, thrust curve) independently of
+//! the engine, its sensors and its noise (tests/flights.rs flies through the
+//! engine).
 
 mod common;
 

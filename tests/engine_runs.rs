@@ -165,3 +165,48 @@ fn stages_run_in_order_within_a_boundary() {
         ("0".to_string(), "1".to_string())
     );
 }
+
+/// The log's column `name` at time `time_us`.
+fn column(log: &str, name: &str, time_us: u64) -> f64 {
+    let h = header(4, 1);
+    let k = h.iter().position(|c| c == name).unwrap();
+    let row = log
+        .lines()
+        .find(|l| l.starts_with(&format!("{time_us},")))
+        .unwrap();
+    row.split(',').nth(k).unwrap().parse().unwrap()
+}
+
+#[test]
+fn faults_act_through_the_faults_stage() {
+    // Battery disconnected at 8 s, in the climb: the bus dies, the fault bit is set.
+    let log = String::from_utf8(run_log(
+        &short(&[("[[events]]\nat_s = 1.0", "[[events]]\nat_s = 8.0\naction = \"battery_disconnect\"\nbattery = 0\n\n[[events]]\nat_s = 1.0")]),
+        "fault-battery",
+    ))
+    .unwrap();
+    assert!(column(&log, "bus_v", 7_900_000) > 10.0);
+    assert_eq!(column(&log, "bus_v", 8_000_000), 0.0);
+    assert_eq!(column(&log, "faults", 8_000_000) as u64, 1 << 20);
+    assert_eq!(column(&log, "faults", 7_900_000) as u64, 0);
+
+    // A +2 m north bias on the estimate while holding: the autopilot
+    // corrects a position error that is not there, and the vehicle really
+    // moves 2 m south.
+    let hold = |extra: &str| {
+        let s = short(&[(
+            "[[events]]\nat_s = 2.0\naction = \"mission_start\"",
+            &format!(
+                "[[events]]\nat_s = 2.0\naction = \"mission_start\"\n\n[[events]]\nat_s = 8.0\naction = \"hold\"\n{extra}"
+            ),
+        )]);
+        String::from_utf8(run_log(&s, "fault-bias")).unwrap()
+    };
+    let clean = hold("");
+    let biased = hold(
+        "\n[[events]]\nat_s = 9.0\naction = \"sensor_bias_step\"\nsensor = \"estimator\"\nvalue = 2.0\n",
+    );
+    let dn = column(&biased, "x_m", 19_000_000) - column(&clean, "x_m", 19_000_000);
+    assert!((dn + 2.0).abs() < 0.3, "moved {dn} m north");
+    assert_eq!(column(&biased, "faults", 19_000_000) as u64, 1 << (32 + 4));
+}

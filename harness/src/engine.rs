@@ -17,6 +17,7 @@ use std::path::Path;
 use lockstep_abi::ffi::*;
 use lockstep_abi::{AbiError, Autopilot, AutopilotLibrary};
 use lockstep_plant::integrate::{Integrator, IntegratorError, Options};
+use lockstep_plant::multirotor::{MAX_BATTERIES, MAX_ROTORS};
 use lockstep_plant::{AircraftSpec, HeldPlant, Multirotor, PlantInputs, SpecError};
 
 use crate::log::{FlightLog, LogRow};
@@ -49,6 +50,27 @@ pub enum EngineError {
     Log(#[from] std::io::Error),
     #[error(transparent)]
     Record(#[from] RecordError),
+}
+
+/// The faults in force, set by scenario events; the faults stage turns them
+/// into plant inputs and sensor faults.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct FaultState {
+    motor_failed: [bool; MAX_ROTORS],
+    thrust_loss: [f64; MAX_ROTORS],
+    battery_disconnected: [bool; MAX_BATTERIES],
+    sensors: [SensorFault; 5],
+}
+
+impl Default for FaultState {
+    fn default() -> Self {
+        FaultState {
+            motor_failed: [false; MAX_ROTORS],
+            thrust_loss: [0.0; MAX_ROTORS],
+            battery_disconnected: [false; MAX_BATTERIES],
+            sensors: [SensorFault::default(); 5],
+        }
+    }
 }
 
 /// What one sensor fault does.
@@ -116,6 +138,7 @@ pub struct Engine {
     est: Estimator,
     history: History,
     events: Vec<(Event, bool)>,
+    faults: FaultState,
     sensor_faults: [SensorFault; 5],
     pending: lockstep_commands,
     pending_fresh: bool,
@@ -294,6 +317,7 @@ impl Engine {
             est: Estimator::new(est_cfg, rng.stream("estimator")),
             history,
             events: scenario.events.iter().map(|e| (*e, false)).collect(),
+            faults: FaultState::default(),
             sensor_faults: [SensorFault::default(); 5],
             pending: lockstep_commands::default(),
             pending_fresh: false,
@@ -489,24 +513,26 @@ impl Engine {
                     amplitude_ned_mps,
                 });
             }
-            Action::MotorFail { motor } => self.inputs.motor_enabled[motor] = false,
+            Action::MotorFail { motor } => self.faults.motor_failed[motor] = true,
             Action::MotorRestore { motor } => {
-                self.inputs.motor_enabled[motor] = true;
-                self.inputs.thrust_scale[motor] = 1.0;
+                self.faults.motor_failed[motor] = false;
+                self.faults.thrust_loss[motor] = 0.0;
             }
-            Action::ThrustLoss { motor, fraction } => {
-                self.inputs.thrust_scale[motor] = 1.0 - fraction
+            Action::ThrustLoss { motor, fraction } => self.faults.thrust_loss[motor] = fraction,
+            Action::BatteryDisconnect { battery } => {
+                self.faults.battery_disconnected[battery] = true
             }
-            Action::BatteryDisconnect { battery } => self.inputs.battery_connected[battery] = false,
-            Action::BatteryReconnect { battery } => self.inputs.battery_connected[battery] = true,
-            Action::SensorDropout { sensor } => self.sensor_faults[sf(sensor)].dropout = true,
-            Action::SensorFreeze { sensor } => self.sensor_faults[sf(sensor)].freeze = true,
+            Action::BatteryReconnect { battery } => {
+                self.faults.battery_disconnected[battery] = false
+            }
+            Action::SensorDropout { sensor } => self.faults.sensors[sf(sensor)].dropout = true,
+            Action::SensorFreeze { sensor } => self.faults.sensors[sf(sensor)].freeze = true,
             Action::SensorBiasStep { sensor, value } => {
-                self.sensor_faults[sf(sensor)].bias += value
+                self.faults.sensors[sf(sensor)].bias += value
             }
             Action::SensorNoiseScale { sensor, value } => self.scale_noise(sensor, value),
             Action::SensorClear { sensor } => {
-                self.sensor_faults[sf(sensor)] = SensorFault::default()
+                self.faults.sensors[sf(sensor)] = SensorFault::default()
             }
         }
     }
@@ -534,9 +560,20 @@ impl Engine {
         }
     }
 
-    /// Faults live in the plant inputs and the sensor fault table; nothing to
-    /// recompute here yet, the stage keeps its place in the order.
-    fn stage_faults(&mut self) {}
+    /// Turns the fault state into what the plant and the sensors see: motor
+    /// enable, thrust scale and battery connection on the plant's inputs (so
+    /// they are recorded and replayed), and the sensor fault table.
+    fn stage_faults(&mut self) {
+        let f = &self.faults;
+        for i in 0..self.plant.rotors.len() {
+            self.inputs.motor_enabled[i] = !f.motor_failed[i];
+            self.inputs.thrust_scale[i] = 1.0 - f.thrust_loss[i];
+        }
+        for j in 0..self.plant.batteries.len() {
+            self.inputs.battery_connected[j] = !f.battery_disconnected[j];
+        }
+        self.sensor_faults = f.sensors;
+    }
 
     fn stage_wind(&mut self, t: Micros, due: Due) {
         if due.contains(self.cad.wind) || due.event {

@@ -1,8 +1,13 @@
 //! lockstep-harness: the lockstep runtime.
 //!
-//! Built so far (the runtime issue is in progress): the microsecond time type
-//! and cadence validation ([`time`]), the timeline of boundaries ([`timeline`]),
-//! the canonical stage order ([`stage`]), and named random streams ([`rng`]).
+//! - [`time`], [`timeline`], [`stage`]: integer-microsecond time, exact
+//!   cadences, boundaries, and the canonical stage order.
+//! - [`scenario`], [`mission`]: what to fly (TOML scenarios, QGC missions).
+//! - [`engine`]: the fixed-step and event-driven engines.
+//! - [`wind`], [`dryden`], [`sensors`], [`rng`]: the sources and their
+//!   random streams.
+//! - [`vehicle`]: the autopilot's view of the plant.
+//! - [`log`], [`record`]: the CSV flight log, recording and replay.
 
 pub mod dryden;
 pub mod engine;
