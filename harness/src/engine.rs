@@ -585,7 +585,11 @@ impl Engine {
 
     /// Samples the due sensors into the frame; returns the landed flag.
     fn stage_sensors(&mut self, t: Micros, due: Due) -> bool {
-        let o = self.plant.outputs(&self.x, &self.inputs);
+        // The plant's algebraic outputs cost an RHS evaluation: only where
+        // the IMU, the autopilot (battery, landed flag) or the log need them.
+        let log_due = self.cad.log.is_some_and(|c| due.contains(c));
+        let needed = due.contains(self.cad.imu) || due.contains(self.cad.autopilot) || log_due;
+        let outputs = needed.then(|| self.plant.outputs(&self.x, &self.inputs));
         let x = &self.x;
         let truth = Truth {
             time: t,
@@ -593,7 +597,9 @@ impl Engine {
             velocity_ned_mps: [x[3], x[4], x[5]],
             attitude_q: [x[6], x[7], x[8], x[9]],
             rates_frd_radps: [x[10], x[11], x[12]],
-            specific_force_frd_mps2: o.specific_force_frd_mps2,
+            specific_force_frd_mps2: outputs
+                .as_ref()
+                .map_or([f64::NAN; 3], |o| o.specific_force_frd_mps2),
         };
         self.history.push(truth);
         let f = self.sensor_faults;
@@ -645,6 +651,10 @@ impl Engine {
             self.frame.estimate.position_ned_m[0] += f[4].bias as f32;
             fresh |= LOCKSTEP_FRESH_ESTIMATE;
         }
+        let Some(o) = outputs else {
+            self.frame.fresh_mask |= fresh;
+            return false;
+        };
         if due.contains(self.cad.autopilot) {
             let b = o.batteries[0];
             self.frame.battery = lockstep_battery {

@@ -22,6 +22,9 @@ pub struct Truth {
     /// Body to NED, (w, x, y, z).
     pub attitude_q: [f64; 4],
     pub rates_frd_radps: [f64; 3],
+    /// What an accelerometer at the centre of mass reads. The engine
+    /// computes it only at boundaries where the IMU samples (NaN elsewhere;
+    /// the delayed outputs never read it).
     pub specific_force_frd_mps2: [f64; 3],
 }
 
