@@ -116,3 +116,58 @@ fn iris_flies_it_in_dryden_turbulence() {
     )]);
     check("iris, Dryden", &fly(&s, None));
 }
+
+#[test]
+fn a_hexa_flies_a_long_mission_from_a_high_southern_origin_ending_in_rtl() {
+    // La Paz: 3640 m, thin air, southern and western hemispheres; 150 m legs
+    // at 25 m; the mission ends with RTL; event-driven DP5 in Dryden wind.
+    use lockstep_plant::env::geodesy::{Geodetic, WorldOrigin};
+    let dir = std::env::temp_dir().join(format!("lockstep-lapaz-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let origin = WorldOrigin::new(Geodetic {
+        lat_deg: -16.5,
+        lon_deg: -68.15,
+        alt_m: 3640.0,
+    });
+    let mut wpl = String::from(
+        "QGC WPL 110\n0\t1\t0\t16\t0\t0\t0\t0\t-16.5\t-68.15\t3640\t1\n1\t0\t3\t22\t0\t0\t0\t0\t0\t0\t25\t1\n",
+    );
+    let legs = [(150.0, 0.0), (150.0, -150.0), (-50.0, -100.0)];
+    for (i, (n, e)) in legs.iter().enumerate() {
+        let g = origin.to_geodetic([*n, *e, 0.0]);
+        wpl += &format!(
+            "{}\t0\t3\t16\t3\t2\t0\t0\t{:.9}\t{:.9}\t25\t1\n",
+            i + 2,
+            g.lat_deg,
+            g.lon_deg
+        );
+    }
+    wpl += "5\t0\t3\t20\t0\t0\t0\t0\t0\t0\t0\t1\n";
+    std::fs::write(dir.join("m.waypoints"), wpl).unwrap();
+    std::fs::write(
+        dir.join("hexa.toml"),
+        "schema_version = 1\nextends = [\"hexa\"]\nname = \"hexa-lapaz\"\n[environment]\norigin_lat_deg = -16.5\norigin_lon_deg = -68.15\norigin_alt_m = 3640.0\n",
+    )
+    .unwrap();
+    let text = "schema_version = 1\n[simulation]\nseed = 5\nduration_s = 200.0\nintegrator = \"dp54\"\nengine = \"event_driven\"\n\
+                [vehicle]\nspec = \"hexa.toml\"\nmission = \"m.waypoints\"\n[wind]\nmodel = \"dryden\"\nmean_ned_mps = [2.0, -3.0, 0.0]\n\
+                [[events]]\nat_s = 1.0\naction = \"arm\"\n[[events]]\nat_s = 2.0\naction = \"mission_start\"\n";
+    let s = Scenario::from_toml_str(text, dir.join("s.toml")).unwrap();
+    let t = fly(&s, None);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(t.points.iter().any(|p| p.0[2] < -24.0), "reached 25 m");
+    for (n, e) in legs {
+        let d = t
+            .points
+            .iter()
+            .map(|(p, ..)| ((p[0] - n).powi(2) + (p[1] - e).powi(2)).sqrt())
+            .fold(f64::MAX, f64::min);
+        assert!(d < 2.0, "waypoint ({n}, {e}) missed by {d:.2} m");
+    }
+    let last = t.points.last().unwrap();
+    assert_eq!((last.1, last.3), (LOCKSTEP_MODE_DISARMED, 0), "{last:?}");
+    assert!(
+        (last.0[0].powi(2) + last.0[1].powi(2)).sqrt() < 1.0,
+        "RTL lands at home: {last:?}"
+    );
+}
