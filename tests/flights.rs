@@ -171,3 +171,35 @@ fn a_hexa_flies_a_long_mission_from_a_high_southern_origin_ending_in_rtl() {
         "RTL lands at home: {last:?}"
     );
 }
+
+#[test]
+fn a_plus_quad_with_canted_rotors_flies_the_mission() {
+    // An airframe nothing was tuned on: "+" layout, rotors canted 8 degrees
+    // inward, so the thrust axes are not vertical.
+    let dir = std::env::temp_dir().join(format!("lockstep-plus-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cant = 8f64.to_radians();
+    let mut spec =
+        String::from("schema_version = 1\nextends = [\"iris\"]\nname = \"plus-canted\"\n");
+    for (x, y, dir_) in [
+        (0.25, 0.0, 1),
+        (-0.25, 0.0, 1),
+        (0.0, 0.25, -1),
+        (0.0, -0.25, -1),
+    ] {
+        let n = f64::hypot(x, y);
+        let axis = [-cant.sin() * x / n, -cant.sin() * y / n, -cant.cos()];
+        spec += &format!(
+            "[[rotors]]\nposition_m = [{x:?}, {y:?}, 0.0]\nthrust_axis = [{:?}, {:?}, {:?}]\nspin_dir = {dir_}\n",
+            axis[0], axis[1], axis[2]
+        );
+    }
+    std::fs::write(dir.join("plus.toml"), spec).unwrap();
+    let s = scenario(&[(
+        "spec = \"iris\"",
+        &format!("spec = \"{}\"", dir.join("plus.toml").display()),
+    )]);
+    let t = fly(&s, None);
+    std::fs::remove_dir_all(&dir).unwrap();
+    check("plus, canted", &t);
+}
