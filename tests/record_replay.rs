@@ -133,6 +133,24 @@ fn replay_refuses_other_parameters_other_schemas_and_damaged_files() {
         replay(&path, None),
         Err(RecordError::NotARecording { .. })
     ));
+    // The embedded spec edited without its hash (mass 1.5 -> 1.6, same length).
+    // (Byte offsets: the file is binary, not UTF-8.)
+    let needle = b"mass_kg = 1.5";
+    let at = bytes
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .expect("the spec is embedded as text");
+    let mut edited = bytes.clone();
+    edited[at + "mass_kg = 1.".len()] = b'6';
+    std::fs::write(&path, &edited).unwrap();
+    match replay(&path, None) {
+        Err(e @ RecordError::Damaged { .. }) => assert!(
+            e.to_string()
+                .ends_with("does not match its own hash (the file is damaged)"),
+            "{e}"
+        ),
+        other => panic!("{other:?}"),
+    }
     // Cut in the middle of a record.
     std::fs::write(&path, &bytes[..bytes.len() - 7]).unwrap();
     assert!(
@@ -141,4 +159,19 @@ fn replay_refuses_other_parameters_other_schemas_and_damaged_files() {
         replay(&path, None).err()
     );
     std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn recording_must_start_before_the_first_step() {
+    let mut e = Engine::new(&scenario(&[]), Path::new(common::BUNDLED), None).unwrap();
+    e.step().unwrap();
+    let err = e.record_to(&tmp("late")).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            lockstep_harness::engine::EngineError::RecordTooLate { now_us: 0, .. }
+        ),
+        "{err}"
+    );
+    assert!(!tmp("late").exists(), "nothing is created");
 }

@@ -71,32 +71,32 @@ impl Second {
     }
 }
 
-/// The turbulence state: three channels.
+/// The turbulence state: three channels. The random stream is the caller's
+/// (the wind source's own), passed to each step.
 #[derive(Debug, Clone)]
 pub struct Dryden {
     pub w20_mps: f64,
     u: f64,
     v: Second,
     w: Second,
-    rng: Stream,
     started: bool,
 }
 
 impl Dryden {
-    pub fn new(w20_mps: f64, rng: Stream) -> Self {
+    pub fn new(w20_mps: f64) -> Self {
         Dryden {
             w20_mps,
             u: 0.0,
             v: Second::default(),
             w: Second::default(),
-            rng,
+
             started: false,
         }
     }
 
     /// Advances by `dt_s` at altitude `alt_m` and airspeed `airspeed_mps`;
     /// returns the gust in (u, v, w) axes, m/s.
-    pub fn step(&mut self, dt_s: f64, alt_m: f64, airspeed_mps: f64) -> [f64; 3] {
+    pub fn step(&mut self, rng: &mut Stream, dt_s: f64, alt_m: f64, airspeed_mps: f64) -> [f64; 3] {
         let (sigma, l) = low_altitude(alt_m, self.w20_mps);
         let vel = airspeed_mps.max(MIN_AIRSPEED_MPS);
         if !self.started {
@@ -104,22 +104,22 @@ impl Dryden {
             // and w, P11 = sigma^2/2 and P12 = P22 = P11/2 (the Lyapunov
             // solution), drawn exactly.
             self.started = true;
-            self.u = sigma[0] * self.rng.standard_normal();
+            self.u = sigma[0] * rng.standard_normal();
             for (ch, s, ll) in [(&mut self.v, sigma[1], l[1]), (&mut self.w, sigma[2], l[2])] {
                 let t = ll / vel;
                 let p11 = s * s * t / (2.0 * t);
-                ch.z1 = p11.sqrt() * self.rng.standard_normal();
-                ch.z2 = 0.5 * ch.z1 + (0.25 * p11).sqrt() * self.rng.standard_normal();
+                ch.z1 = p11.sqrt() * rng.standard_normal();
+                ch.z2 = 0.5 * ch.z1 + (0.25 * p11).sqrt() * rng.standard_normal();
             }
             return [self.u, self.out(&self.v), self.out(&self.w)];
         }
         let tu = l[0] / vel;
         let a = libm::exp(-dt_s / tu);
-        self.u = a * self.u + sigma[0] * (1.0 - a * a).sqrt() * self.rng.standard_normal();
+        self.u = a * self.u + sigma[0] * (1.0 - a * a).sqrt() * rng.standard_normal();
         let mut out = [self.u, 0.0, 0.0];
         for (k, ch) in [(1usize, &mut self.v), (2, &mut self.w)] {
             let t = l[k] / vel;
-            let (n1, n2) = (self.rng.standard_normal(), self.rng.standard_normal());
+            let (n1, n2) = (rng.standard_normal(), rng.standard_normal());
             out[k] = ch.step(dt_s, t, sigma[k] * t.sqrt(), n1, n2);
         }
         out
@@ -164,11 +164,12 @@ mod tests {
         // constants: 80 000 s, T_u = 10 s, sampling error ~2 %.
         let (alt, w20, v, dt) = (50.0, 10.0, 20.0, 0.2);
         let (sigma, l) = low_altitude(alt, w20);
-        let mut d = Dryden::new(w20, RngStreams::new(5).stream("wind.dryden"));
+        let mut d = Dryden::new(w20);
+        let mut rng = RngStreams::new(5).stream("wind.dryden");
         let n = 400_000;
         let mut xs = vec![[0.0; 3]; n];
         for x in xs.iter_mut() {
-            *x = d.step(dt, alt, v);
+            *x = d.step(&mut rng, dt, alt, v);
         }
         for k in 0..3 {
             let var = xs.iter().map(|x| x[k] * x[k]).sum::<f64>() / n as f64;

@@ -46,6 +46,10 @@ pub enum EngineError {
     Integrator(#[from] IntegratorError),
     #[error("scenario {file}: {reason}")]
     Invalid { file: String, reason: String },
+    #[error(
+        "cannot record to {path}: recording must start before the first step (now at {now_us} us)"
+    )]
+    RecordTooLate { path: String, now_us: u64 },
     #[error("flight log: {0}")]
     Log(#[from] std::io::Error),
     #[error(transparent)]
@@ -343,9 +347,9 @@ impl Engine {
     /// first step.
     pub fn record_to(&mut self, path: &Path) -> Result<(), EngineError> {
         if self.boundaries > 0 {
-            return Err(EngineError::Invalid {
-                file: path.display().to_string(),
-                reason: "recording must start before the first step".into(),
+            return Err(EngineError::RecordTooLate {
+                path: path.display().to_string(),
+                now_us: self.prev.0,
             });
         }
         self.recorder = Some(Recorder::create(

@@ -91,10 +91,7 @@ impl Wind {
             WindModel::Dryden {
                 mean_ned_mps,
                 w20_mps,
-            } => (
-                mean_ned_mps,
-                Some(crate::dryden::Dryden::new(w20_mps, rng.clone())),
-            ),
+            } => (mean_ned_mps, Some(crate::dryden::Dryden::new(w20_mps))),
         };
         Wind {
             model,
@@ -149,7 +146,10 @@ impl Wind {
                 velocity_ned_mps[2] - mean_ned_mps[2],
             ];
             let airspeed = (rel[0] * rel[0] + rel[1] * rel[1] + rel[2] * rel[2]).sqrt();
-            let g = crate::dryden::to_ned(d.step(dt, altitude_m, airspeed), mean_ned_mps);
+            let g = crate::dryden::to_ned(
+                d.step(&mut self.rng, dt, altitude_m, airspeed),
+                mean_ned_mps,
+            );
             for k in 0..3 {
                 w[k] += g[k];
             }
