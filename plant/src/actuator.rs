@@ -25,6 +25,20 @@ impl Actuator {
         }
     }
 
+    /// Equivalent first-order lag of the command path, s (`2 zeta / wn`
+    /// for the second-order model, 0 for a direct path).
+    pub fn equivalent_lag_s(&self) -> f64 {
+        match *self {
+            Actuator::Direct => 0.0,
+            Actuator::FirstOrder { time_constant_s } => time_constant_s,
+            Actuator::SecondOrder {
+                natural_freq_radps,
+                damping_ratio,
+                ..
+            } => 2.0 * damping_ratio / natural_freq_radps,
+        }
+    }
+
     /// The effective command in [0, 1] from the held command and the states.
     pub fn output(&self, cmd: f64, s: &[f64]) -> f64 {
         match self {

@@ -1,5 +1,10 @@
 //! Batteries: a Thevenin equivalent circuit (open-circuit voltage table over
 //! state of charge, series R0, one R1 || C1 branch) or an ideal source.
+//!
+//! State of charge never goes below 0: a pack whose SOC reaches 0 is empty
+//! and cut off (it delivers no current, as a BMS or an ESC's cut-off
+//! disconnects it), and the integrators clamp SOC to [0, 1]. The OCV table
+//! reaches down to the pack's empty voltage at SOC 0.
 
 /// Warning levels, as in `LOCKSTEP_BATTERY_*`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -10,28 +15,44 @@ pub enum BatteryWarning {
     Emergency = 3,
 }
 
-/// Open-circuit voltage over state of charge, piecewise linear.
+/// Cells of the index grid that finds an OCV segment without a search.
+const GRID: usize = 64;
+
+/// Open-circuit voltage over state of charge, piecewise linear between the
+/// knots (exactly; the lookup is O(1)).
 #[derive(Debug, Clone, PartialEq)]
 pub struct OcvTable {
     soc: Vec<f64>,
     voltage_v: Vec<f64>,
     /// Slope of each segment, V per unit SOC.
     slope: Vec<f64>,
+    /// `first[c]`: the segment holding SOC `c / GRID`; a lookup in grid
+    /// cell `c` starts there and moves past at most the knots inside the cell.
+    first: [u8; GRID + 1],
 }
 
 impl OcvTable {
-    /// `soc` strictly increasing from 0 to 1, one voltage each (validated by
-    /// the spec).
+    /// `soc` strictly increasing from 0 to 1 (at most 255 knots), one voltage
+    /// each (validated by the spec).
     pub fn new(soc: Vec<f64>, voltage_v: Vec<f64>) -> Self {
-        let slope = soc
+        let slope: Vec<f64> = soc
             .windows(2)
             .zip(voltage_v.windows(2))
             .map(|(s, v)| (v[1] - v[0]) / (s[1] - s[0]))
             .collect();
+        let segments = slope.len();
+        let mut first = [0u8; GRID + 1];
+        for (c, f) in first.iter_mut().enumerate() {
+            let s = c as f64 / GRID as f64;
+            // The last segment whose start is at or below s.
+            let seg = soc[..segments].iter().rposition(|k| *k <= s).unwrap_or(0);
+            *f = seg as u8;
+        }
         OcvTable {
             soc,
             voltage_v,
             slope,
+            first,
         }
     }
 
@@ -46,13 +67,12 @@ impl OcvTable {
     /// Voltage at `soc` (clamped to [0, 1]).
     pub fn voltage(&self, soc: f64) -> f64 {
         let s = soc.clamp(0.0, 1.0);
-        let n = self.soc.len();
-        // Tables are short: a linear scan is faster than a search.
-        let mut i = 1;
-        while i < n - 1 && self.soc[i] < s {
+        let last = self.slope.len() - 1;
+        let mut i = usize::from(self.first[(s * GRID as f64) as usize]);
+        while i < last && self.soc[i + 1] <= s {
             i += 1;
         }
-        self.voltage_v[i - 1] + self.slope[i - 1] * (s - self.soc[i - 1])
+        self.voltage_v[i] + self.slope[i] * (s - self.soc[i])
     }
 }
 
@@ -99,7 +119,8 @@ pub struct Battery {
     pub model: BatteryModel,
     pub capacity_ah: f64,
     pub initial_soc: f64,
-    /// The terminal voltage never falls below this (the bus collapses there).
+    /// The ESCs' low-voltage limit: while the pack can hold the bus here,
+    /// duties are scaled down so that it does not fall below.
     pub voltage_floor_v: f64,
     /// Nominal voltage (propeller calibration uses it).
     pub nominal_voltage_v: f64,
@@ -107,6 +128,11 @@ pub struct Battery {
 }
 
 impl Battery {
+    /// An empty pack (SOC at 0) is cut off: it delivers no current.
+    pub fn is_empty(soc: f64) -> bool {
+        soc <= 0.0
+    }
+
     /// Internal EMF behind R0: OCV(SOC) - V1 (or the ideal voltage).
     pub fn emf(&self, soc: f64, v1: f64) -> f64 {
         match &self.model {

@@ -4,8 +4,15 @@
 //! `I = clamp((d V_bus - Ke w) / R, 0, I_max)`, the shaft torque `Kt I`, the
 //! losses `Kt I0 s(w / w_s) + b w` with a C1 smooth sign `s` (see [`smooth_sign`]);
 //! the rotor speed `w` is a state with
-//! `J dw/dt = Kt I - losses - Q`. Thrust and torque are `kT (rho/rho_ref) w^2`
-//! and `(Q/T) * thrust`, scaled by an axial-inflow factor.
+//! `J dw/dt = Kt I - losses - Q`.
+//!
+//! The propeller: thrust `kT (rho/rho_ref) w^2 fT(J)` and torque
+//! `(Q/T)_0 kT (rho/rho_ref) w^2 fQ(J)`, where `J = V / (n D)` is the advance
+//! ratio of the axial inflow `V`. The thrust and power coefficients fall off
+//! with `J` differently, as propeller data show: `fT = CT(J)/CT(0) = 1 - J/J0`
+//! (linear to the zero-thrust advance ratio `J0`) and `fQ = CP(J)/CP(0) =
+//! 1 + q1 J + q2 J^2`. `J` is kept in `[-J0/2, J0]`: descent beyond that
+//! (towards the vortex-ring state) is not modelled.
 
 /// Rotor speed over which the no-load loss fades in, rad/s.
 pub const LOSS_SMOOTHING_RADPS: f64 = 4.0;
@@ -76,39 +83,112 @@ impl Motor {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Propeller {
     pub radius_m: f64,
-    /// Thrust per (rad/s)^2 at `RHO_REF`, N s^2.
+    /// Thrust per (rad/s)^2 at `RHO_REF` and no inflow, N s^2.
     pub thrust_coeff: f64,
-    /// Reaction torque per unit thrust, m.
+    /// Reaction torque per unit thrust at no inflow, m (`CP / (2 pi CT) D`).
     pub torque_coeff_m: f64,
     /// Advance ratio J = V / (n D) at which thrust vanishes.
     pub zero_thrust_advance_ratio: f64,
+    /// `[q1, q2]` of the power coefficient's inflow dependence
+    /// `CP(J)/CP(0) = 1 + q1 J + q2 J^2`.
+    pub torque_inflow: [f64; 2],
 }
 
 impl Propeller {
-    /// Thrust factor for axial inflow `v_axial` (m/s, positive when the air
-    /// enters the disc from the thrust side, i.e. climbing): `1 - J / J0`,
-    /// kept in [0, 1.5].
-    pub fn inflow_factor(&self, w: f64, v_axial: f64) -> f64 {
-        inflow_factor(w * self.inflow_speed_per_radps(), v_axial)
+    /// Advance ratio per (m/s of axial inflow) per (1 / rotor speed in rad/s):
+    /// `J = V / (n D) = (pi / R) V / w`.
+    pub fn advance_ratio_factor(&self) -> f64 {
+        std::f64::consts::PI / self.radius_m
     }
 
-    /// `J0 n D` per rad/s of rotor speed: the axial speed at which thrust vanishes.
-    pub fn inflow_speed_per_radps(&self) -> f64 {
-        self.zero_thrust_advance_ratio * self.radius_m / std::f64::consts::PI
+    /// The advance ratio at rotor speed `w` and axial inflow `v_axial` (m/s,
+    /// positive when the air enters the disc from the thrust side, i.e.
+    /// climbing), kept in the modelled range `[-J0/2, J0]`; 0 for a
+    /// standing rotor.
+    pub fn advance_ratio(&self, w: f64, v_axial: f64) -> f64 {
+        if w <= 0.0 {
+            return 0.0;
+        }
+        let j0 = self.zero_thrust_advance_ratio;
+        (v_axial * self.advance_ratio_factor() / w).clamp(-0.5 * j0, j0)
     }
 
-    /// Thrust at speed `w`, density `rho` and inflow factor.
-    pub fn thrust(&self, w: f64, rho: f64, factor: f64) -> f64 {
-        self.thrust_coeff * (rho / RHO_REF) * w * w * factor
+    /// `CT(J)/CT(0)`.
+    pub fn thrust_factor(&self, j: f64) -> f64 {
+        1.0 - j / self.zero_thrust_advance_ratio
+    }
+
+    /// `CP(J)/CP(0)`, never negative.
+    pub fn torque_factor(&self, j: f64) -> f64 {
+        let [q1, q2] = self.torque_inflow;
+        (1.0 + j * (q1 + q2 * j)).max(0.0)
+    }
+
+    /// Thrust at speed `w`, density `rho` and advance ratio `j`.
+    pub fn thrust(&self, w: f64, rho: f64, j: f64) -> f64 {
+        self.thrust_coeff * (rho / RHO_REF) * w * w * self.thrust_factor(j)
+    }
+
+    /// Reaction torque at speed `w`, density `rho` and advance ratio `j`.
+    pub fn torque(&self, w: f64, rho: f64, j: f64) -> f64 {
+        self.torque_coeff_m * self.thrust_coeff * (rho / RHO_REF) * w * w * self.torque_factor(j)
+    }
+
+    /// Static thrust coefficient `CT = T / (rho n^2 D^4) = kT 4 pi^2 / (rho D^4)`.
+    pub fn static_ct(&self) -> f64 {
+        let d = 2.0 * self.radius_m;
+        self.thrust_coeff * 4.0 * std::f64::consts::PI.powi(2) / (RHO_REF * d.powi(4))
+    }
+
+    /// Static figure of merit, ideal over actual power at any speed:
+    /// `T^1.5 / (P sqrt(2 rho A)) = sqrt(kT / (2 rho A)) / (Q/T)`.
+    pub fn figure_of_merit(&self) -> f64 {
+        let area = std::f64::consts::PI * self.radius_m * self.radius_m;
+        (self.thrust_coeff / (2.0 * RHO_REF * area)).sqrt() / self.torque_coeff_m
     }
 }
 
-/// `1 - v_axial / v_zero` in [0, 1.5]; 1 when the rotor (nearly) stands.
-pub fn inflow_factor(v_zero: f64, v_axial: f64) -> f64 {
-    if v_zero < 1e-6 {
-        return 1.0;
+/// Ground effect on one rotor after Cheeseman and Bennett (1955): at constant
+/// power, `T_IGE / T_OGE = 1 / (1 - (R / 4z)^2)` at hub height `z` above
+/// the ground. The height is held at `R/2` below (the formula's validity
+/// limit, ratio 4/3), and the correction fades out smoothly between `3R`
+/// and `5R` (where it is under 0.7 % and 0.25 %), so the thrust is
+/// continuously differentiable in height and exactly the free-air value
+/// above `5R`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GroundEffect {
+    r_over_4_sq: f64,
+    z_min: f64,
+    fade_start: f64,
+    inv_fade_width: f64,
+    /// Above this hub height the factor is exactly 1.
+    pub reach_m: f64,
+}
+
+impl GroundEffect {
+    pub fn new(radius_m: f64) -> Self {
+        GroundEffect {
+            r_over_4_sq: (0.25 * radius_m).powi(2),
+            z_min: 0.5 * radius_m,
+            fade_start: 3.0 * radius_m,
+            inv_fade_width: 1.0 / (2.0 * radius_m),
+            reach_m: 5.0 * radius_m,
+        }
     }
-    (1.0 - v_axial / v_zero).clamp(0.0, 1.5)
+
+    /// Thrust multiplier at hub height `z_m` above the ground.
+    pub fn factor(&self, z_m: f64) -> f64 {
+        if z_m >= self.reach_m {
+            return 1.0;
+        }
+        let z = z_m.max(self.z_min);
+        let mut c = self.r_over_4_sq / (z * z);
+        if z > self.fade_start {
+            let s = (z - self.fade_start) * self.inv_fade_width;
+            c *= 1.0 - s * s * (3.0 - 2.0 * s);
+        }
+        1.0 / (1.0 - c)
+    }
 }
 
 /// The thrust coefficient that makes full duty at `voltage_v` (sea level,
@@ -191,16 +271,16 @@ mod tests {
             thrust_coeff: kt,
             torque_coeff_m: 0.05,
             zero_thrust_advance_ratio: 0.8,
+            torque_inflow: [0.0, 0.0],
         };
-        let net = |w: f64| {
-            m.ke() * m.current(11.1, w) - m.loss_torque(w) - 0.05 * p.thrust(w, RHO_REF, 1.0)
-        };
+        let net =
+            |w: f64| m.ke() * m.current(11.1, w) - m.loss_torque(w) - p.torque(w, RHO_REF, 0.0);
         let (mut lo, mut hi) = (1.0, 2000.0);
         for _ in 0..200 {
             let mid = 0.5 * (lo + hi);
             if net(mid) > 0.0 { lo = mid } else { hi = mid }
         }
-        assert!((p.thrust(lo, RHO_REF, 1.0) / target - 1.0).abs() < 1e-9);
+        assert!((p.thrust(lo, RHO_REF, 0.0) / target - 1.0).abs() < 1e-9);
     }
 
     #[test]
@@ -217,19 +297,80 @@ mod tests {
     }
 
     #[test]
-    fn inflow_reduces_thrust_when_climbing() {
+    fn inflow_reduces_thrust_and_torque_differently_when_climbing() {
         let p = Propeller {
             radius_m: 0.127,
             thrust_coeff: 1e-5,
             torque_coeff_m: 0.02,
             zero_thrust_advance_ratio: 0.8,
+            torque_inflow: [0.3, -1.5],
         };
-        assert_eq!(p.inflow_factor(500.0, 0.0), 1.0);
         let w: f64 = 500.0;
         let nd = w / (2.0 * std::f64::consts::PI) * 0.254;
-        assert!((p.inflow_factor(w, 0.4 * nd) - 0.5).abs() < 1e-12);
-        assert!(p.inflow_factor(w, -1.0) > 1.0);
-        assert_eq!(p.inflow_factor(w, 10.0 * nd), 0.0);
-        assert_eq!(p.inflow_factor(0.0, 5.0), 1.0);
+        assert_eq!(p.advance_ratio(w, 0.0), 0.0);
+        assert!((p.advance_ratio(w, 0.4 * nd) - 0.4).abs() < 1e-12);
+        assert!((p.thrust_factor(0.4) - 0.5).abs() < 1e-12);
+        // CP(J)/CP(0) = 1 + 0.3 J - 1.5 J^2: 0.88 at J = 0.4, while CT halves,
+        // so the torque per unit thrust grows in a climb.
+        assert!((p.torque_factor(0.4) - 0.88).abs() < 1e-12);
+        let static_ratio = p.torque(w, RHO_REF, 0.0) / p.thrust(w, RHO_REF, 0.0);
+        let climb_ratio = p.torque(w, RHO_REF, 0.4) / p.thrust(w, RHO_REF, 0.4);
+        assert!((static_ratio - 0.02).abs() < 1e-15);
+        assert!((climb_ratio / static_ratio - 0.88 / 0.5).abs() < 1e-12);
+        // The modelled range: [-J0/2, J0]; a standing rotor has J = 0.
+        assert_eq!(p.advance_ratio(w, 10.0 * nd), 0.8);
+        assert_eq!(p.advance_ratio(w, -10.0 * nd), -0.4);
+        assert_eq!(p.thrust_factor(0.8), 0.0);
+        assert_eq!(p.advance_ratio(0.0, 5.0), 0.0);
+        assert_eq!(p.torque_factor(10.0), 0.0, "never negative");
+    }
+
+    #[test]
+    fn static_ct_and_figure_of_merit_follow_their_definitions() {
+        // APC 10x4.7 SF class: kT = 1.5e-5 N s^2, Q/T = 0.0164 m.
+        let p = Propeller {
+            radius_m: 0.127,
+            thrust_coeff: 1.5e-5,
+            torque_coeff_m: 0.0164,
+            zero_thrust_advance_ratio: 0.8,
+            torque_inflow: [0.0, 0.0],
+        };
+        // CT = T / (rho n^2 D^4) at any speed.
+        let w = 500.0;
+        let n = w / (2.0 * std::f64::consts::PI);
+        let t = p.thrust(w, RHO_REF, 0.0);
+        assert!((p.static_ct() - t / (RHO_REF * n * n * 0.254f64.powi(4))).abs() < 1e-12);
+        // FM = T^1.5 / (P sqrt(2 rho A)) with P = Q w.
+        let power = p.torque(w, RHO_REF, 0.0) * w;
+        let area = std::f64::consts::PI * 0.127 * 0.127;
+        let fm = t.powf(1.5) / (power * (2.0 * RHO_REF * area).sqrt());
+        assert!((p.figure_of_merit() - fm).abs() < 1e-12, "{fm}");
+    }
+
+    #[test]
+    fn ground_effect_is_cheeseman_bennett_near_the_ground_and_fades_out() {
+        let r = 0.127;
+        let ge = GroundEffect::new(r);
+        // At z = R: 1 / (1 - 1/16).
+        assert!((ge.factor(r) - 16.0 / 15.0).abs() < 1e-15);
+        assert!((ge.factor(2.0 * r) - 64.0 / 63.0).abs() < 1e-15);
+        // Held at z = R/2 below: 4/3.
+        assert!((ge.factor(0.5 * r) - 4.0 / 3.0).abs() < 1e-15);
+        assert_eq!(ge.factor(0.0), ge.factor(0.5 * r));
+        assert_eq!(ge.factor(-1.0), ge.factor(0.5 * r));
+        // Exactly free air from 5R up, continuous on the way there.
+        assert_eq!(ge.factor(5.0 * r), 1.0);
+        assert_eq!(ge.factor(100.0), 1.0);
+        let mut prev = ge.factor(2.9 * r);
+        let mut z = 2.9 * r;
+        while z < 5.1 * r {
+            z += 1e-4;
+            let f = ge.factor(z);
+            assert!(
+                f <= prev && prev - f < 1e-5,
+                "monotone and continuous at {z}"
+            );
+            prev = f;
+        }
     }
 }

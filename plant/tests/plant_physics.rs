@@ -67,9 +67,17 @@ fn hover_rotor_speed_balances_the_weight() {
     }
 }
 
+/// The iris with only the given drag (per body axis, linear and quadratic).
+fn iris_with_drag(linear: [f64; 3], quadratic: [f64; 3]) -> Multirotor {
+    let mut spec = AircraftSpec::builtin("iris").unwrap();
+    spec.body.linear_drag_ns_per_m = linear;
+    spec.body.quadratic_drag_ns2_per_m2 = quadratic;
+    spec.build().unwrap()
+}
+
 #[test]
 fn free_fall_with_linear_drag_matches_the_closed_form() {
-    let p = iris();
+    let p = iris_with_drag([0.0, 0.0, 0.05], [0.0; 3]);
     let (m, g, c) = (p.mass_kg, p.gravity_mps2(), p.linear_drag_ns_per_m.z);
     let t = 3.0;
     let vz = m * g / c * (1.0 - (-c * t / m).exp());
@@ -91,6 +99,48 @@ fn free_fall_with_linear_drag_matches_the_closed_form() {
         );
         assert_eq!((x[0], x[1]), (0.0, 0.0));
     }
+}
+
+#[test]
+fn quadratic_drag_gives_the_closed_form_fall_and_terminal_speed() {
+    // m dv/dt = m g - c v^2: v(t) = vt tanh(g t / vt), z(t) = vt^2/g ln cosh(g t / vt),
+    // vt = sqrt(m g / c).
+    let p = iris_with_drag([0.0; 3], [0.0, 0.0, 0.05]);
+    let (m, g, c) = (p.mass_kg, p.gravity_mps2(), 0.05);
+    let vt = (m * g / c).sqrt();
+    let t = 4.0;
+    let vz = vt * (g * t / vt).tanh();
+    let dz = vt * vt / g * (g * t / vt).cosh().ln();
+    for method in [Method::Rk4, Method::Dp54] {
+        let mut x = p.state_at([0.0, 0.0, -500.0], [1.0, 0.0, 0.0, 0.0]);
+        fly(&p, method, &mut x, &PlantInputs::default(), t);
+        assert!(
+            (x[5] / vz - 1.0).abs() < 1e-8,
+            "{method:?}: vz {} vs {vz}",
+            x[5]
+        );
+        assert!(((x[2] + 500.0) / dz - 1.0).abs() < 1e-8, "{method:?}");
+    }
+    // Long enough, the fall settles at the terminal speed.
+    let mut x = p.state_at([0.0, 0.0, -5000.0], [1.0, 0.0, 0.0, 0.0]);
+    fly(&p, Method::Dp54, &mut x, &PlantInputs::default(), 60.0);
+    assert!((x[5] / vt - 1.0).abs() < 1e-9, "{} vs {vt}", x[5]);
+    // Drag acts per body axis on the air-relative velocity: in a 10 m/s
+    // wind the vehicle drifts towards the wind's speed (strong vertical
+    // drag keeps the fall slow meanwhile).
+    let p = iris_with_drag([0.3, 0.0, 100.0], [0.02, 0.0, 0.0]);
+    let mut x = p.state_at([0.0, 0.0, -5000.0], [1.0, 0.0, 0.0, 0.0]);
+    let u = PlantInputs {
+        wind_ned_mps: [10.0, 0.0, 0.0],
+        ..PlantInputs::default()
+    };
+    let mut dx = vec![0.0; p.dim()];
+    p.rhs(&x, &u, &mut dx);
+    let f = 0.3 * 10.0 + 0.02 * 100.0;
+    assert!((dx[3] - f / m).abs() < 1e-12, "{} vs {}", dx[3], f / m);
+    fly(&p, Method::Dp54, &mut x, &u, 60.0);
+    // Time constant m / 0.3 = 5 s: 12 of them leave 10 e^-12 ~ 6e-5 m/s.
+    assert!((x[3] - 10.0).abs() < 1e-4, "{}", x[3]);
 }
 
 #[test]
@@ -199,6 +249,7 @@ fn spinning_rotors_keep_total_angular_momentum_through_gyroscopic_terms() {
     spec.propeller.torque_coeff_m = 0.0;
     spec.propeller.max_thrust_to_hover_ratio = None;
     spec.propeller.thrust_coeff_n_s2 = Some(1e-18);
+    spec.propeller.plausibility_checks = false;
     spec.motor.no_load_current_a = 0.0;
     spec.body.angular_damping_nms_per_rad = [0.0; 3];
     spec.body.linear_drag_ns_per_m = [0.0; 3];

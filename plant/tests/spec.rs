@@ -39,6 +39,7 @@ fn invalid(from: &str, to: &str) -> String {
 #[test]
 fn iris_is_the_specified_airframe() {
     let s = AircraftSpec::builtin("iris").unwrap();
+    // PX4 SITL iris: mass, inertia, rotor positions (FLU converted to FRD).
     assert_eq!(s.body.mass_kg, 1.5);
     assert_eq!(
         s.body.inertia_kgm2,
@@ -48,28 +49,41 @@ fn iris_is_the_specified_airframe() {
             [0.0, 0.0, 0.055225]
         ]
     );
-    let pos: Vec<[f64; 2]> = s
-        .rotors
-        .iter()
-        .map(|r| [r.position_m[0], r.position_m[1]])
-        .collect();
+    let pos: Vec<[f64; 3]> = s.rotors.iter().map(|r| r.position_m).collect();
     assert_eq!(
         pos,
         [
-            [0.1515, 0.245],
-            [-0.1515, -0.1875],
-            [0.1515, -0.245],
-            [-0.1515, 0.1875]
+            [0.13, 0.22, -0.023],
+            [-0.13, -0.2, -0.023],
+            [0.13, -0.22, -0.023],
+            [-0.13, 0.2, -0.023]
         ]
     );
     assert_eq!(
         s.rotors.iter().map(|r| r.spin_dir).collect::<Vec<_>>(),
         [1, 1, -1, -1]
     );
+    // APC 10x4.7 SF from the UIUC data: CT 0.1213, CP 0.0489 at hover speed.
+    let p = &s.propeller;
     assert_eq!(
-        (s.propeller.torque_coeff_m, s.propeller.radius_m),
-        (0.05, 0.127)
+        (
+            p.radius_m,
+            p.thrust_coeff_n_s2,
+            p.max_thrust_to_hover_ratio,
+            p.torque_coeff_m
+        ),
+        (0.127, Some(1.5667e-5), None, 0.0163)
     );
+    let (rho, d) = (1.225, 0.254f64);
+    let ct = 1.5667e-5 * 4.0 * std::f64::consts::PI.powi(2) / (rho * d.powi(4));
+    assert!((ct - 0.1213).abs() < 5e-5, "{ct}");
+    let cp = 0.0163 * 2.0 * std::f64::consts::PI * ct / d;
+    assert!((cp - 0.0489).abs() < 5e-5, "{cp}");
+    assert_eq!(
+        (p.zero_thrust_advance_ratio, p.torque_inflow_coeffs),
+        (0.84, [-0.127, -1.119])
+    );
+    assert!(p.ground_effect, "from the base it extends");
     let m = &s.motor;
     assert_eq!(
         (
@@ -79,19 +93,20 @@ fn iris_is_the_specified_airframe() {
             m.no_load_current_a,
             m.current_limit_a
         ),
-        (920.0, 0.25, 1.2e-5, 0.6, 60.0)
+        (950.0, 0.16, 3.2e-5, 0.4, 20.0)
     );
-    assert_eq!((s.esc.efficiency, s.esc.deadzone), (0.98, 0.02));
+    assert_eq!((s.esc.efficiency, s.esc.deadzone), (0.95, 0.02));
     let b = &s.batteries[0];
     assert_eq!(
-        (b.capacity_ah, b.r0_ohm, b.r1_ohm, b.c1_f),
-        (5.0, 0.02, Some(0.01), Some(2000.0))
+        (b.capacity_ah, b.r0_ohm, b.r1_ohm, b.c1_f, b.voltage_floor_v),
+        (5.1, 0.015, Some(0.0095), Some(3500.0), 9.0)
     );
+    // Empty at 3.3 V per cell, full (rested) at 4.10 V per cell.
     let ocv = b.ocv_v.as_ref().unwrap();
-    assert_eq!((ocv[0], ocv[ocv.len() - 1]), (10.8, 12.6));
-    assert_eq!(s.body.linear_drag_ns_per_m, [0.05; 3]);
-    assert_eq!(s.body.angular_damping_nms_per_rad, [0.02, 0.02, 0.01]);
-    // From the base it extends.
+    assert_eq!((ocv[0], ocv[ocv.len() - 1]), (9.9, 12.309));
+    assert_eq!(s.body.linear_drag_ns_per_m, [0.327, 0.302, 0.0]);
+    assert_eq!(s.body.quadratic_drag_ns2_per_m2, [0.018, 0.018, 0.05]);
+    assert_eq!(s.body.angular_damping_nms_per_rad, [0.005, 0.005, 0.02]);
     assert_eq!(s.power.avionics_power_w, 5.0);
 }
 
@@ -103,7 +118,7 @@ fn every_builtin_builds_and_round_trips_through_canonical_toml() {
             let err = AircraftSpec::builtin(name).unwrap_err();
             assert_eq!(
                 err.to_string(),
-                "builtin:multirotor-base: key `(top level)`: missing field `name`"
+                "builtin:multirotor-base: key `propeller`: missing field `radius_m`"
             );
             continue;
         }
@@ -131,10 +146,17 @@ fn every_builtin_builds_and_round_trips_through_canonical_toml() {
 
 #[test]
 fn calibration_gives_the_requested_multiple_of_hover_thrust() {
-    let p = AircraftSpec::builtin("iris").unwrap().build().unwrap();
+    // The explicit alternative to a thrust coefficient from propeller data.
+    let p = iris_with(
+        "thrust_coeff_n_s2 = 0.000015667",
+        "max_thrust_to_hover_ratio = 2.6",
+    )
+    .unwrap()
+    .build()
+    .unwrap();
     let v = p.batteries[0].nominal_voltage_v;
     let t = p.steady_state_thrust_n(1.0, v, 1.225);
-    assert!((t / p.hover_thrust_per_rotor_n() - 2.0).abs() < 1e-9, "{t}");
+    assert!((t / p.hover_thrust_per_rotor_n() - 2.6).abs() < 1e-9, "{t}");
 }
 
 #[test]
@@ -234,7 +256,7 @@ fn extends_deep_merges_files_and_builtins() {
         "deep merge keeps the base's other body keys"
     );
     assert_eq!(s.motor.resistance_ohm, 0.2);
-    assert_eq!(s.motor.kv_rpm_per_v, 920.0);
+    assert_eq!(s.motor.kv_rpm_per_v, 950.0);
     assert_eq!(s.batteries.len(), 1, "arrays are replaced, not appended");
     s.build().unwrap();
     assert_eq!(
@@ -310,14 +332,19 @@ fn validation_names_the_key_and_the_rule() {
             "key `body.inertia_kgm2`: must be positive definite (leading principal minors all > 0)",
         ),
         (
+            "quadratic_drag_ns2_per_m2 = [0.018, 0.018, 0.05]",
+            "quadratic_drag_ns2_per_m2 = [0.018, -0.018, 0.05]",
+            "key `body.quadratic_drag_ns2_per_m2`: must be >= 0",
+        ),
+        (
             "spin_dir = -1\n",
             "spin_dir = 0\n",
             "key `rotors[2].spin_dir`: must be 1 or -1, is 0",
         ),
         (
-            "efficiency = 0.98",
+            "efficiency = 0.95",
             "efficiency = 1.5",
-            "key `esc.efficiency`: must be in [",
+            "key `esc.efficiency`: must be in (0, 1], is 1.5",
         ),
         (
             "model = \"direct\"",
@@ -325,13 +352,13 @@ fn validation_names_the_key_and_the_rule() {
             "key `actuator.time_constant_s`: is required by model \"first_order\"",
         ),
         (
-            "r0_ohm = 0.02",
-            "r0_ohm = 0.02\nvoltage_v = 12.0",
+            "r0_ohm = 0.015",
+            "r0_ohm = 0.015\nvoltage_v = 12.0",
             "key `batteries[0].voltage_v`: does not apply to model \"thevenin\"",
         ),
         (
-            "11.01, 11.1",
-            "11.1, 11.01",
+            "10.244, 10.491",
+            "10.491, 10.244",
             "key `batteries[0].ocv_v`: must be positive and non-decreasing",
         ),
         (
@@ -340,29 +367,34 @@ fn validation_names_the_key_and_the_rule() {
             "key `batteries[0].ocv_soc`: must increase strictly from 0 to 1",
         ),
         (
-            "max_thrust_to_hover_ratio = 2.0",
-            "max_thrust_to_hover_ratio = 2.0\nthrust_coeff_n_s2 = 1e-5",
+            "thrust_coeff_n_s2 = 0.000015667",
+            "thrust_coeff_n_s2 = 0.000015667\nmax_thrust_to_hover_ratio = 2.0",
             "key `propeller`: give exactly one of thrust_coeff_n_s2 and max_thrust_to_hover_ratio",
         ),
         (
-            "max_thrust_to_hover_ratio = 2.0",
+            "thrust_coeff_n_s2 = 0.000015667",
             "max_thrust_to_hover_ratio = 4.0",
-            "key `propeller.max_thrust_to_hover_ratio`: the motor cannot turn a propeller making 14.710 N (reaction torque 0.735 N m) at 11.1 V",
+            "key `propeller.max_thrust_to_hover_ratio`: 14.710 N at full throttle needs 24.3 A, above the motor's current limit of 20 A",
         ),
         (
-            "current_limit_a = 60.0",
-            "current_limit_a = 20.0",
-            "key `propeller.max_thrust_to_hover_ratio`: 7.355 N at full throttle needs 36.0 A, above the motor's current limit of 20 A",
+            "thrust_coeff_n_s2 = 0.000015667",
+            "max_thrust_to_hover_ratio = 12.0",
+            "key `propeller.max_thrust_to_hover_ratio`: the motor cannot turn a propeller making 44.130 N (reaction torque 0.719 N m) at 11.1 V",
         ),
         (
-            "max_thrust_to_hover_ratio = 2.0",
+            "thrust_coeff_n_s2 = 0.000015667",
             "max_thrust_to_hover_ratio = 0.5",
             "key `propeller.max_thrust_to_hover_ratio`: must be > 1, is 0.5",
         ),
         (
-            "current_limit_a = 60.0",
+            "current_limit_a = 20.0",
             "current_limit_a = 0.0",
             "key `motor.current_limit_a`: must be positive and finite, is 0",
+        ),
+        (
+            "torque_inflow_coeffs = [-0.127, -1.119]",
+            "torque_inflow_coeffs = [-0.127, nan]",
+            "key `propeller.torque_inflow_coeffs`: must be finite",
         ),
         (
             "friction_coeff = 0.5",
@@ -377,10 +409,10 @@ fn validation_names_the_key_and_the_rule() {
     ];
     for (from, to, expect) in cases {
         let msg = invalid(from, to);
-        assert!(msg.starts_with("test.toml: "), "{msg}");
-        assert!(
-            msg.contains(expect),
-            "replacing {from:?} by {to:?}:\n  got {msg}\n  expected {expect}"
+        assert_eq!(
+            msg,
+            format!("test.toml: {expect}"),
+            "replacing {from:?} by {to:?}"
         );
     }
     // Thrust axis must be a unit vector.
@@ -395,4 +427,63 @@ fn validation_names_the_key_and_the_rule() {
         s.build().unwrap_err().to_string(),
         "iris: key `rotors`: needs 1 to 12 rotors, has 0"
     );
+}
+
+#[test]
+fn calibration_is_explicit_and_implausible_propulsion_is_refused() {
+    // A thrust coefficient 12 times too large (the old Iris): CT 1.5.
+    assert_eq!(
+        invalid(
+            "thrust_coeff_n_s2 = 0.000015667",
+            "thrust_coeff_n_s2 = 1.88e-4"
+        ),
+        "test.toml: key `propeller.thrust_coeff_n_s2`: implies a static thrust coefficient \
+         CT = kT 4 pi^2 / (rho D^4) = 1.4556 (rho = 1.225 kg/m^3, D = 0.254 m); real \
+         propellers have 0.07 to 0.16: check the coefficient's units (N s^2 per (rad/s)^2) \
+         and radius_m"
+    );
+    // The old Iris's torque per unit thrust (0.05 m): figure of merit 0.23.
+    assert_eq!(
+        invalid("torque_coeff_m = 0.0163", "torque_coeff_m = 0.05"),
+        "test.toml: key `propeller.torque_coeff_m`: with this thrust coefficient the figure \
+         of merit sqrt(kT / (2 rho A)) / torque_coeff_m is 0.225; real propellers have 0.45 \
+         to 0.8: torque_coeff_m is CP D / (2 pi CT)"
+    );
+    // The motor carries too much of its limit in hover.
+    assert_eq!(
+        invalid("current_limit_a = 20.0", "current_limit_a = 10.0"),
+        "test.toml: key `motor.current_limit_a`: hovering needs 6.4 A per motor (3.68 N per \
+         rotor at 4737 rpm), above 60 % of the 10 A limit: the motor or propeller is too \
+         small for the weight"
+    );
+    // Calibration is checked the same way once it has produced a coefficient:
+    // a far too weak motor would need an absurd propeller.
+    assert!(
+        invalid(
+            "thrust_coeff_n_s2 = 0.000015667",
+            "max_thrust_to_hover_ratio = 1.05"
+        )
+        .starts_with(
+            "test.toml: key `propeller.thrust_coeff_n_s2`: implies a static thrust coefficient"
+        )
+    );
+    // Switching the checks off is explicit, for what is not a propeller.
+    let s = iris_with(
+        "thrust_coeff_n_s2 = 0.000015667",
+        "thrust_coeff_n_s2 = 1.88e-4\nplausibility_checks = false",
+    )
+    .unwrap();
+    s.build().unwrap();
+    assert!(s.to_toml_string().contains("plausibility_checks = false"));
+    // Every built-in passes them.
+    for name in ["iris", "hexa", "octa"] {
+        let s = AircraftSpec::builtin(name).unwrap();
+        assert!(s.propeller.plausibility_checks && s.propeller.thrust_coeff_n_s2.is_some());
+        let p = s.build().unwrap();
+        let (ct, fm) = (p.propeller.static_ct(), p.propeller.figure_of_merit());
+        assert!(
+            ct > 0.07 && ct < 0.16 && fm > 0.45 && fm < 0.8,
+            "{name}: CT {ct} FM {fm}"
+        );
+    }
 }

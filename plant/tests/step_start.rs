@@ -1,7 +1,9 @@
 //! Carry vs restart of the adaptive step size across intervals, on a
-//! manoeuvring flight. The default (restart) is the one DP5 needs fewer
-//! right-hand-side evaluations with; for BS3 the two are within 5 %. Both
-//! reach the same solution.
+//! manoeuvring flight. The default (restart) never needs more right-hand-side
+//! evaluations than carrying the step over (with the stiff 4 ms rotors of
+//! the first airframes DP5 needed 14 % fewer; with the real airframes' 20-60
+//! ms rotors each 4 ms interval is one step either way); for BS3 the two are
+//! within 5 %. Both reach the same solution.
 
 use lockstep_plant::fixtures::{hovering_state, manoeuvre};
 use lockstep_plant::integrate::{Integrator, Method, Options, StepStart};
@@ -48,7 +50,7 @@ fn default_step_start_needs_fewer_evaluations() {
         let (carry, restart) = (&pair[0], &pair[1]);
         let (c, r) = (carry.2.rhs_evals as f64, restart.2.rhs_evals as f64);
         match carry.0 {
-            Method::Dp54 => assert!(r < 0.9 * c, "DP5: restart {r} vs carry {c}"),
+            Method::Dp54 => assert!(r <= c, "DP5: restart {r} vs carry {c}"),
             _ => assert!((r / c - 1.0).abs() < 0.05, "BS3: restart {r} vs carry {c}"),
         }
         for (a, b) in carry.3.iter().zip(&restart.3).take(13) {

@@ -15,14 +15,14 @@ pub use system::{HeldPlant, Tolerances};
 use nalgebra::{Matrix3, Vector3};
 
 use crate::actuator::Actuator;
-use crate::battery::Battery;
+use crate::battery::{Battery, BatteryModel};
 use crate::bus::Sharing;
 use crate::contact::Contact;
 use crate::env::atmosphere::DensityTable;
 use crate::env::geodesy::WorldOrigin;
 use crate::env::gravity::Gravity;
 use crate::integrate::ErrorGroup;
-use crate::propulsion::{Esc, Motor, Propeller, RHO_REF};
+use crate::propulsion::{Esc, GroundEffect, Motor, Propeller, RHO_REF};
 
 /// Most rotors a plant may have.
 pub const MAX_ROTORS: usize = 12;
@@ -66,23 +66,59 @@ pub(crate) struct Derived {
     pub i_max: f64,
     pub ke_i0: f64,
     pub viscous: f64,
-    /// Thrust per (rad/s)^2 per (kg/m^3).
+    /// Thrust per (rad/s)^2 per (kg/m^3), static.
     pub kt_per_rho: f64,
+    /// Static reaction torque per unit thrust.
     pub kq: f64,
-    /// Axial speed of zero thrust per rad/s.
-    pub inflow_c: f64,
+    /// Advance ratio per (m/s / (rad/s)).
+    pub j_factor: f64,
+    pub j_lo: f64,
+    pub j_hi: f64,
+    pub inv_j0: f64,
+    pub q1: f64,
+    pub q2: f64,
+    pub ground_effect: Option<GroundEffect>,
     /// Farthest contact point from the centre of mass (0 without contact).
     pub contact_reach_m: f64,
+    /// Farthest rotor hub from the centre of mass.
+    pub rotor_reach_m: f64,
+    /// Per battery: conductance 1/R0 (infinite for R0 = 0), 1/(3600 C),
+    /// 1/C1 and 1/(R1 C1) (0 for an ideal battery).
+    pub g0: [f64; MAX_BATTERIES],
+    pub inv_charge: [f64; MAX_BATTERIES],
+    pub inv_c1: [f64; MAX_BATTERIES],
+    pub inv_tau1: [f64; MAX_BATTERIES],
 }
 
 impl Derived {
+    #[allow(clippy::too_many_arguments)]
     pub fn of(
         mass_kg: f64,
         motor: &Motor,
         esc: &Esc,
         prop: &Propeller,
+        ground_effect: bool,
+        rotors: &[Rotor],
+        batteries: &[Battery],
         contact: Option<&Contact>,
     ) -> Self {
+        let mut g0 = [0.0; MAX_BATTERIES];
+        let mut inv_charge = [0.0; MAX_BATTERIES];
+        let mut inv_c1 = [0.0; MAX_BATTERIES];
+        let mut inv_tau1 = [0.0; MAX_BATTERIES];
+        for (j, b) in batteries.iter().enumerate() {
+            g0[j] = if b.r0() > 0.0 {
+                1.0 / b.r0()
+            } else {
+                f64::INFINITY
+            };
+            inv_charge[j] = 1.0 / (3600.0 * b.capacity_ah);
+            if let BatteryModel::Thevenin { r1_ohm, c1_f, .. } = b.model {
+                inv_c1[j] = 1.0 / c1_f;
+                inv_tau1[j] = 1.0 / (r1_ohm * c1_f);
+            }
+        }
+        let j0 = prop.zero_thrust_advance_ratio;
         Derived {
             inv_mass: 1.0 / mass_kg,
             ke: motor.ke(),
@@ -94,7 +130,13 @@ impl Derived {
             viscous: motor.viscous_friction_nms_per_rad,
             kt_per_rho: prop.thrust_coeff / RHO_REF,
             kq: prop.torque_coeff_m,
-            inflow_c: prop.inflow_speed_per_radps(),
+            j_factor: prop.advance_ratio_factor(),
+            j_lo: -0.5 * j0,
+            j_hi: j0,
+            inv_j0: 1.0 / j0,
+            q1: prop.torque_inflow[0],
+            q2: prop.torque_inflow[1],
+            ground_effect: ground_effect.then(|| GroundEffect::new(prop.radius_m)),
             contact_reach_m: contact
                 .map(|c| {
                     c.points_m
@@ -103,6 +145,14 @@ impl Derived {
                         .fold(0.0, f64::max)
                 })
                 .unwrap_or(0.0),
+            rotor_reach_m: rotors
+                .iter()
+                .map(|r| r.position_m.norm())
+                .fold(0.0, f64::max),
+            g0,
+            inv_charge,
+            inv_c1,
+            inv_tau1,
         }
     }
 }
@@ -173,11 +223,15 @@ pub struct Multirotor {
     pub inertia_kgm2: Matrix3<f64>,
     pub(crate) inertia_inv: Matrix3<f64>,
     pub linear_drag_ns_per_m: Vector3<f64>,
+    /// Per body axis: force `c |v| v` on the air-relative velocity.
+    pub quadratic_drag_ns2_per_m2: Vector3<f64>,
     pub angular_damping_nms_per_rad: Vector3<f64>,
     pub rotors: Vec<Rotor>,
     pub esc: Esc,
     pub motor: Motor,
     pub propeller: Propeller,
+    /// Cheeseman-Bennett ground effect on each rotor's thrust.
+    pub ground_effect: bool,
     pub actuator: Actuator,
     pub batteries: Vec<Battery>,
     pub sharing: Sharing,
@@ -212,6 +266,18 @@ impl Multirotor {
         (self.hover_thrust_per_rotor_n() / (self.propeller.thrust_coeff * rho / RHO_REF)).sqrt()
     }
 
+    /// Small-signal time constant of one rotor's speed about the speed that
+    /// holds the weight at density `rho` (no inflow, motor current below
+    /// its limit): `J / (Kt Ke / R + dQ/dw + dloss/dw)`.
+    pub fn hover_rotor_time_constant_s(&self, rho: f64) -> f64 {
+        let m = &self.motor;
+        let w = self.hover_rotor_speed(rho);
+        let dq = 2.0 * self.propeller.torque(w, rho, 0.0) / w;
+        let h = 1e-3 * w;
+        let dloss = (m.loss_torque(w + h) - m.loss_torque(w - h)) / (2.0 * h);
+        m.rotor_inertia_kgm2 / (m.ke() * m.ke() / m.resistance_ohm + dq + dloss)
+    }
+
     /// Steady-state thrust of one rotor at `duty`, bus voltage `voltage_v`
     /// and air density `rho` (no inflow): the torque balance solved by a
     /// fixed-count bisection.
@@ -219,9 +285,7 @@ impl Multirotor {
         let m = &self.motor;
         let p = &self.propeller;
         let v = duty.clamp(0.0, 1.0) * voltage_v;
-        let net = |w: f64| {
-            m.ke() * m.current(v, w) - m.loss_torque(w) - p.torque_coeff_m * p.thrust(w, rho, 1.0)
-        };
+        let net = |w: f64| m.ke() * m.current(v, w) - m.loss_torque(w) - p.torque(w, rho, 0.0);
         let (mut lo, mut hi) = (0.0, voltage_v / m.ke());
         if net(lo + 1e-9) <= 0.0 {
             return 0.0;
@@ -234,7 +298,7 @@ impl Multirotor {
                 hi = mid;
             }
         }
-        p.thrust(lo, rho, 1.0)
+        p.thrust(lo, rho, 0.0)
     }
 
     /// A state at NED position `p` with attitude `q` (w x y z), at rest,

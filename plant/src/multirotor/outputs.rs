@@ -11,6 +11,7 @@ pub struct RotorOutput {
     /// Aerodynamic torque on the rotor, N m.
     pub torque_nm: f64,
     pub current_a: f64,
+    /// Duty applied, after the low-voltage limiter.
     pub duty: f64,
 }
 
@@ -26,7 +27,10 @@ pub struct BatteryOutput {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PlantOutputs {
     pub bus_voltage_v: f64,
+    /// Current drawn from the batteries (equal to the sum of their currents).
     pub bus_current_a: f64,
+    /// The ESCs' low-voltage limiter: the factor on every duty (1: not acting).
+    pub duty_scale: f64,
     pub rotors: [RotorOutput; MAX_ROTORS],
     pub batteries: [BatteryOutput; MAX_BATTERIES],
     pub air_density_kgpm3: f64,
@@ -60,6 +64,7 @@ impl Default for PlantOutputs {
         PlantOutputs {
             bus_voltage_v: 0.0,
             bus_current_a: 0.0,
+            duty_scale: 0.0,
             rotors: [r; MAX_ROTORS],
             batteries: [b; MAX_BATTERIES],
             air_density_kgpm3: 0.0,

@@ -5,8 +5,9 @@
 use nalgebra::{Matrix3, Vector3};
 
 use super::{MAX_BATTERIES, MAX_ROTORS, Multirotor, PlantInputs, PlantOutputs, StateLayout};
+use crate::battery::Battery;
 use crate::bus::{self, MotorLoads, Source};
-use crate::propulsion::{LOSS_SMOOTHING_RADPS, inflow_factor, smooth_sign};
+use crate::propulsion::{LOSS_SMOOTHING_RADPS, smooth_sign};
 
 impl Multirotor {
     /// Writes `dx/dt` at state `x` with inputs `u` held.
@@ -64,7 +65,13 @@ impl Multirotor {
         let mut speed = [0.0f64; MAX_ROTORS];
         let mut back_emf = [0.0f64; MAX_ROTORS];
         let mut thrust = [0.0f64; MAX_ROTORS];
+        let mut torque = [0.0f64; MAX_ROTORS];
         let na = self.actuator.states();
+        let rho_kt = k.kt_per_rho * rho;
+        // Hub heights matter only within the ground effect's reach.
+        let ge = k
+            .ground_effect
+            .filter(|g| -p.z - k.rotor_reach_m < g.reach_m);
         for (i, rot) in self.rotors.iter().enumerate() {
             let cmd = u.motor_cmd[i];
             let eff = if na == 0 {
@@ -83,30 +90,40 @@ impl Multirotor {
             let wi = x[l.rotor_speed(i)].max(0.0);
             speed[i] = wi;
             back_emf[i] = k.ke * wi;
-            // Axial inflow at the hub: a . (v_air + w x r) = a . v_air + w . (r x a).
+            // Axial inflow at the hub: a . (v_air + w x r) = a . v_air + w . (r x a),
+            // as an advance ratio in the modelled range.
             let v_axial = rot.thrust_axis.dot(&v_air_b) + w.dot(&rot.moment_arm_m);
-            let factor = inflow_factor(wi * k.inflow_c, v_axial);
-            thrust[i] = k.kt_per_rho * rho * wi * wi * factor * u.thrust_scale[i];
+            let j = if wi > 0.0 {
+                (v_axial * k.j_factor / wi).clamp(k.j_lo, k.j_hi)
+            } else {
+                0.0
+            };
+            let static_thrust = rho_kt * wi * wi * u.thrust_scale[i];
+            let f_t = 1.0 - j * k.inv_j0;
+            let f_q = (1.0 + j * (k.q1 + k.q2 * j)).max(0.0);
+            let f_ge = match &ge {
+                Some(g) => g.factor(-(p.z + r.row(2).transpose().dot(&rot.position_m))),
+                None => 1.0,
+            };
+            thrust[i] = static_thrust * f_t * f_ge;
+            torque[i] = k.kq * static_thrust * f_q;
         }
 
-        // Bus: batteries in parallel against motors and avionics.
+        // Bus: batteries in parallel against motors and avionics. An empty
+        // pack is cut off.
         let nb = self.batteries.len();
         let mut emf = [0.0f64; MAX_BATTERIES];
-        let mut r0 = [0.0f64; MAX_BATTERIES];
+        let mut on = [false; MAX_BATTERIES];
         let mut floor = 0.0f64;
         for (j, b) in self.batteries.iter().enumerate() {
-            emf[j] = b.emf(x[l.soc(j)], x[l.v1(j)]);
-            r0[j] = b.r0();
-            if u.battery_connected[j] {
+            let soc = x[l.soc(j)];
+            emf[j] = b.emf(soc, x[l.v1(j)]);
+            on[j] = u.battery_connected[j] && !Battery::is_empty(soc);
+            if on[j] {
                 floor = floor.max(b.voltage_floor_v);
             }
         }
-        let source = Source::combine(
-            self.sharing,
-            &emf[..nb],
-            &r0[..nb],
-            &u.battery_connected[..nb],
-        );
+        let source = Source::combine(self.sharing, &emf[..nb], &k.g0[..nb], &on[..nb]);
         let loads = MotorLoads {
             duty: &duty[..n],
             back_emf_v: &back_emf[..n],
@@ -114,7 +131,14 @@ impl Multirotor {
             current_limit_a: k.i_max,
             inv_efficiency: k.inv_eta,
         };
-        let (bus_v, bus_i) = bus::solve(&source, floor, &loads, self.avionics_power_w);
+        let mut current = [0.0f64; MAX_ROTORS];
+        let bus = bus::solve(
+            &source,
+            floor,
+            &loads,
+            self.avionics_power_w,
+            &mut current[..n],
+        );
 
         // Rotor dynamics, body forces and torques.
         let mut f_b = Vector3::zeros();
@@ -123,30 +147,34 @@ impl Multirotor {
         let mut h_dot = Vector3::zeros();
         let j_r = self.motor.rotor_inertia_kgm2;
         for (i, rot) in self.rotors.iter().enumerate() {
-            let current = loads.current(i, bus_v);
-            let torque = k.kq * thrust[i];
             let loss = k.ke_i0 * smooth_sign(speed[i] * (1.0 / LOSS_SMOOTHING_RADPS))
                 + k.viscous * speed[i];
-            let mut acc = (k.ke * current - loss - torque) * k.inv_j;
+            let mut acc = (k.ke * current[i] - loss - torque[i]) * k.inv_j;
             if speed[i] <= 0.0 && acc < 0.0 {
                 acc = 0.0; // rotors do not spin backwards
             }
             dx[l.rotor_speed(i)] = acc;
             f_b += rot.thrust_axis * thrust[i];
-            tau_b += rot.moment_arm_m * thrust[i] - rot.spin_axis * torque;
+            tau_b += rot.moment_arm_m * thrust[i] - rot.spin_axis * torque[i];
             h += rot.spin_axis * (j_r * speed[i]);
             h_dot += rot.spin_axis * (j_r * acc);
             if let Some(o) = out.as_deref_mut() {
                 o.rotors[i] = super::RotorOutput {
                     speed_radps: speed[i],
                     thrust_n: thrust[i],
-                    torque_nm: torque,
-                    current_a: current,
-                    duty: duty[i],
+                    torque_nm: torque[i],
+                    current_a: current[i],
+                    duty: duty[i] * bus.duty_scale,
                 };
             }
         }
-        f_b -= self.linear_drag_ns_per_m.component_mul(&v_air_b);
+        // Drag per body axis: linear (rotor drag) plus quadratic (body).
+        let lin = &self.linear_drag_ns_per_m;
+        let quad = &self.quadratic_drag_ns2_per_m2;
+        for a in 0..3 {
+            let va = v_air_b[a];
+            f_b[a] -= (lin[a] + quad[a] * va.abs()) * va;
+        }
         tau_b -= self.angular_damping_nms_per_rad.component_mul(&w);
 
         // Ground contact at each point (skipped when no point can reach z = 0).
@@ -170,25 +198,24 @@ impl Multirotor {
             }
         }
 
-        // Batteries.
-        for (j, b) in self.batteries.iter().enumerate() {
-            let connected = u.battery_connected[j];
-            let ij = if connected {
-                source.battery_current(self.sharing, emf[j], r0[j], bus_v, bus_i)
+        // Batteries: SOC and the R1 || C1 voltage.
+        for j in 0..nb {
+            let ij = if on[j] {
+                source.battery_current(self.sharing, emf[j], k.g0[j], bus.voltage_v, bus.load_a)
             } else {
                 0.0
             };
-            let (dsoc, dv1) = b.derivatives(x[l.v1(j)], ij);
-            dx[l.soc(j)] = dsoc;
-            dx[l.v1(j)] = dv1;
+            let v1 = x[l.v1(j)];
+            dx[l.soc(j)] = -ij * k.inv_charge[j];
+            dx[l.v1(j)] = ij * k.inv_c1[j] - v1 * k.inv_tau1[j];
             if let Some(o) = out.as_deref_mut() {
                 let soc = x[l.soc(j)];
                 o.batteries[j] = super::BatteryOutput {
-                    voltage_v: if connected { bus_v } else { emf[j] },
+                    voltage_v: if on[j] { bus.voltage_v } else { emf[j] },
                     current_a: ij,
                     soc,
-                    warning: b.warnings.at(soc),
-                    connected,
+                    warning: self.batteries[j].warnings.at(soc),
+                    connected: on[j],
                 };
             }
         }
@@ -213,8 +240,9 @@ impl Multirotor {
         dx[StateLayout::RATES + 2] = w_dot.z;
 
         if let Some(o) = out {
-            o.bus_voltage_v = bus_v;
-            o.bus_current_a = bus_i;
+            o.bus_voltage_v = bus.voltage_v;
+            o.bus_current_a = bus.load_a;
+            o.duty_scale = bus.duty_scale;
             o.air_density_kgpm3 = rho;
             o.altitude_msl_m = alt;
             o.accel_ned_mps2 = [a.x, a.y, a.z];

@@ -98,7 +98,7 @@ impl System for HeldPlant<'_> {
         &self.plant.groups
     }
 
-    /// Unit quaternion, non-negative rotor speeds.
+    /// Unit quaternion, non-negative rotor speeds, state of charge in [0, 1].
     fn project(&self, x: &mut [f64]) {
         let q = &mut x[StateLayout::QUAT..StateLayout::QUAT + 4];
         let n = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
@@ -109,6 +109,10 @@ impl System for HeldPlant<'_> {
         for i in 0..l.rotors {
             let k = l.rotor_speed(i);
             x[k] = x[k].max(0.0);
+        }
+        for j in 0..l.batteries {
+            let k = l.soc(j);
+            x[k] = x[k].clamp(0.0, 1.0);
         }
     }
 }

@@ -64,9 +64,14 @@ pub struct BodySpec {
     pub mass_kg: f64,
     /// Full symmetric tensor about the centre of mass, body FRD.
     pub inertia_kgm2: [[f64; 3]; 3],
-    /// Linear drag per body axis on the air-relative velocity.
+    /// Linear drag per body axis on the air-relative velocity (mostly the
+    /// rotors' H-force): force `-c v` per axis.
     #[serde(default)]
     pub linear_drag_ns_per_m: [f64; 3],
+    /// Quadratic (body) drag per body axis on the air-relative velocity:
+    /// force `-c |v| v` per axis, `c = rho Cd A / 2`.
+    #[serde(default)]
+    pub quadratic_drag_ns2_per_m2: [f64; 3],
     #[serde(default)]
     pub angular_damping_nms_per_rad: [f64; 3],
 }
@@ -85,18 +90,41 @@ pub struct RotorSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PropellerSpec {
     pub radius_m: f64,
-    /// Reaction torque per unit thrust.
+    /// Reaction torque per unit thrust with no inflow (`CP D / (2 pi CT)`).
     pub torque_coeff_m: f64,
+    /// Advance ratio at which thrust vanishes (`CT(J)/CT(0) = 1 - J/J0`).
     #[serde(default = "default_j0")]
     pub zero_thrust_advance_ratio: f64,
-    /// Thrust per (rad/s)^2 at sea-level density; or give
-    /// `max_thrust_to_hover_ratio` to calibrate it.
+    /// `[q1, q2]` with `CP(J)/CP(0) = 1 + q1 J + q2 J^2` (default: CP
+    /// independent of the inflow).
+    #[serde(default)]
+    pub torque_inflow_coeffs: [f64; 2],
+    /// Thrust per (rad/s)^2 at sea-level density and no inflow, from
+    /// propeller data (`CT rho D^4 / (4 pi^2)`); or give
+    /// `max_thrust_to_hover_ratio` instead to calibrate it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thrust_coeff_n_s2: Option<f64>,
-    /// Full duty at the first battery's nominal voltage gives this multiple
-    /// of the per-rotor hover thrust.
+    /// Calibration, the explicit alternative to `thrust_coeff_n_s2`: full
+    /// duty at the first battery's nominal voltage gives this multiple of
+    /// the per-rotor hover thrust.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_thrust_to_hover_ratio: Option<f64>,
+    /// Cheeseman-Bennett ground effect on the thrust near the ground.
+    #[serde(default)]
+    pub ground_effect: bool,
+    /// Refuse a propulsion unit no real one has (static CT, figure of merit,
+    /// hover current; see the README). Switch off only to model something
+    /// that is not a propeller on purpose (a flywheel, a test rig).
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub plausibility_checks: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -167,7 +167,15 @@ pub fn deserialize_strict<T: serde::de::DeserializeOwned>(
             } else {
                 key
             },
-            reason: e.inner().to_string().trim_end().to_string(),
+            // The first line: the rest repeats the key path ("in `body`").
+            reason: e
+                .inner()
+                .to_string()
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .trim_end()
+                .to_string(),
         }
     })
 }

@@ -252,6 +252,79 @@ fn battery(c: &Check, j: usize, s: &BatterySpec) -> Result<Battery, SpecError> {
     })
 }
 
+/// Plausible ranges of the propulsion checks (static thrust coefficient,
+/// figure of merit, hover winding current over the current limit).
+pub const PLAUSIBLE_CT: (f64, f64) = (0.07, 0.16);
+pub const PLAUSIBLE_FM: (f64, f64) = (0.45, 0.80);
+pub const MAX_HOVER_CURRENT_FRACTION: f64 = 0.6;
+
+/// Refuses propeller and motor parameters that no real propulsion unit has:
+/// a static thrust coefficient `CT = kT 4 pi^2 / (rho D^4)` outside 0.07-0.16,
+/// a figure of merit `sqrt(kT / (2 rho A)) / (Q/T)` outside 0.45-0.80, or a
+/// winding current in hover (at the origin's air density) above 60 % of the
+/// current limit.
+fn plausible_propulsion(
+    c: &Check,
+    p: &Propeller,
+    m: &Motor,
+    weight_n: f64,
+    rotors: &[Rotor],
+    env: &super::EnvironmentSpec,
+) -> Result<(), SpecError> {
+    let ct = p.static_ct();
+    if !(PLAUSIBLE_CT.0..=PLAUSIBLE_CT.1).contains(&ct) {
+        return Err(c.err(
+            "propeller.thrust_coeff_n_s2",
+            format!(
+                "implies a static thrust coefficient CT = kT 4 pi^2 / (rho D^4) = {ct:.4} \
+                 (rho = 1.225 kg/m^3, D = {:.3} m); real propellers have {} to {}: \
+                 check the coefficient's units (N s^2 per (rad/s)^2) and radius_m",
+                2.0 * p.radius_m,
+                PLAUSIBLE_CT.0,
+                PLAUSIBLE_CT.1
+            ),
+        ));
+    }
+    if p.torque_coeff_m > 0.0 {
+        let fm = p.figure_of_merit();
+        if !(PLAUSIBLE_FM.0..=PLAUSIBLE_FM.1).contains(&fm) {
+            return Err(c.err(
+                "propeller.torque_coeff_m",
+                format!(
+                    "with this thrust coefficient the figure of merit \
+                     sqrt(kT / (2 rho A)) / torque_coeff_m is {fm:.3}; real propellers \
+                     have {} to {}: torque_coeff_m is CP D / (2 pi CT)",
+                    PLAUSIBLE_FM.0, PLAUSIBLE_FM.1
+                ),
+            ));
+        }
+    }
+    // Hover: each rotor carries its share of the weight along its axis.
+    let lift_per_n: f64 = rotors.iter().map(|r| -r.thrust_axis.z).sum();
+    if lift_per_n > 0.0 {
+        let rho = crate::env::atmosphere::Isa::at_altitude(env.origin_alt_m).density_kgpm3;
+        let t = weight_n / lift_per_n;
+        let w = (t / (p.thrust_coeff * rho / crate::propulsion::RHO_REF)).sqrt();
+        let torque = p.torque(w, rho, 0.0);
+        let current = (torque + m.loss_torque(w)) / m.ke();
+        let limit = MAX_HOVER_CURRENT_FRACTION * m.current_limit_a;
+        if current > limit {
+            return Err(c.err(
+                "motor.current_limit_a",
+                format!(
+                    "hovering needs {current:.1} A per motor ({t:.2} N per rotor at \
+                     {:.0} rpm), above {:.0} % of the {} A limit: the motor or \
+                     propeller is too small for the weight",
+                    w * 60.0 / (2.0 * std::f64::consts::PI),
+                    100.0 * MAX_HOVER_CURRENT_FRACTION,
+                    m.current_limit_a
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl AircraftSpec {
     /// Validates the spec and builds the plant. `source` names the spec in
     /// errors (a file path or `builtin:NAME`).
@@ -265,6 +338,13 @@ impl AircraftSpec {
         let drag = c.finite3("body.linear_drag_ns_per_m", self.body.linear_drag_ns_per_m)?;
         if drag.iter().any(|v| *v < 0.0) {
             return Err(c.err("body.linear_drag_ns_per_m", "must be >= 0"));
+        }
+        let quad_drag = c.finite3(
+            "body.quadratic_drag_ns2_per_m2",
+            self.body.quadratic_drag_ns2_per_m2,
+        )?;
+        if quad_drag.iter().any(|v| *v < 0.0) {
+            return Err(c.err("body.quadratic_drag_ns2_per_m2", "must be >= 0"));
         }
         let damping = c.finite3(
             "body.angular_damping_nms_per_rad",
@@ -303,13 +383,12 @@ impl AircraftSpec {
             ));
         }
 
+        let eta = self.esc.efficiency;
+        if !(eta.is_finite() && eta > 0.0 && eta <= 1.0) {
+            return Err(c.err("esc.efficiency", format!("must be in (0, 1], is {eta}")));
+        }
         let esc = Esc {
-            efficiency: c.in_range(
-                "esc.efficiency",
-                self.esc.efficiency,
-                f64::MIN_POSITIVE,
-                1.0,
-            )?,
+            efficiency: eta,
             deadzone: c.in_range("esc.deadzone", self.esc.deadzone, 0.0, 0.5)?,
         };
         let ms = &self.motor;
@@ -389,12 +468,27 @@ impl AircraftSpec {
                 ));
             }
         };
+        let q = ps.torque_inflow_coeffs;
+        if q.iter().any(|v| !v.is_finite()) {
+            return Err(c.err("propeller.torque_inflow_coeffs", "must be finite"));
+        }
         let propeller = Propeller {
             radius_m,
             thrust_coeff,
             torque_coeff_m,
             zero_thrust_advance_ratio: j0,
+            torque_inflow: q,
         };
+        if ps.plausibility_checks {
+            plausible_propulsion(
+                &c,
+                &propeller,
+                &motor,
+                mass_kg * g,
+                &rotors,
+                &self.environment,
+            )?;
+        }
         let actuator = actuator(&c, &self.actuator)?;
 
         let contact = match &self.contact {
@@ -445,18 +539,29 @@ impl AircraftSpec {
             batteries: batteries.len(),
         };
         let groups = Tolerances::default().groups(&layout);
-        let k = Derived::of(mass_kg, &motor, &esc, &propeller, contact.as_ref());
+        let k = Derived::of(
+            mass_kg,
+            &motor,
+            &esc,
+            &propeller,
+            ps.ground_effect,
+            &rotors,
+            &batteries,
+            contact.as_ref(),
+        );
         Ok(Multirotor {
             name: self.name.clone(),
             mass_kg,
             inertia_kgm2,
             inertia_inv,
             linear_drag_ns_per_m: drag,
+            quadratic_drag_ns2_per_m2: quad_drag,
             angular_damping_nms_per_rad: damping,
             rotors,
             esc,
             motor,
             propeller,
+            ground_effect: ps.ground_effect,
             actuator,
             batteries,
             sharing,
