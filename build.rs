@@ -11,9 +11,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const AUTOPILOT_SOURCES: [&str; 6] = [
+const AUTOPILOT_SOURCES: [&str; 7] = [
     "autopilot.c",
     "control.c",
+    "filter.c",
     "geo.c",
     "mixer.c",
     "modes.c",

@@ -28,7 +28,11 @@ fn bundled_autopilot_is_usable_by_default() {
         text.contains("name          lockstep-reference-autopilot 0.1.0"),
         "{text}"
     );
-    assert!(text.contains("abi version   1 (harness 1): ok"), "{text}");
+    let v = lockstep_abi::ffi::LOCKSTEP_AUTOPILOT_ABI_VERSION;
+    assert!(
+        text.contains(&format!("abi version   {v} (harness {v}): ok")),
+        "{text}"
+    );
     assert!(text.contains("capabilities  0x1: re-entrant"), "{text}");
     assert!(text.contains("required      all present"), "{text}");
     assert!(text.contains("              not found: (none)"), "{text}");
@@ -87,7 +91,11 @@ fn version_missing_symbol_and_single_instance_are_reported() {
     let (code, text) = check_lib(Some(&broken("abi_version")));
     assert_eq!(code, 1);
     assert!(
-        text.contains("abi version   1001 (harness 1): MISMATCH"),
+        text.contains(&format!(
+            "abi version   {} (harness {}): MISMATCH",
+            lockstep_abi::ffi::LOCKSTEP_AUTOPILOT_ABI_VERSION + 1000,
+            lockstep_abi::ffi::LOCKSTEP_AUTOPILOT_ABI_VERSION
+        )),
         "{text}"
     );
     assert!(

@@ -156,7 +156,7 @@ pub fn expected() -> Vec<StructLayout> {
             inertia_diag_kgm2,
             gravity_mps2,
             autopilot_period_us,
-            reserved0,
+            rotor_time_constant_s,
             origin_lat_deg,
             origin_lon_deg,
             origin_alt_m

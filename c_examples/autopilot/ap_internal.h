@@ -16,6 +16,7 @@ typedef struct ap_params {
   float xy_vel_p, xy_vel_i, xy_vel_d;   /* velocity gains, 1/s, 1/s^2, 1 */
   float z_vel_p, z_vel_i, z_vel_d;      /* velocity gains, 1/s, 1/s^2, 1 */
   float xy_vel_max, z_vel_max_up, z_vel_max_dn; /* m/s */
+  float veld_lp_hz;                     /* low-pass of the velocity derivative (D term), Hz */
   float acc_hor_max;                    /* m/s^2 */
   float tilt_max_deg;                   /* deg */
   float thr_min_frac;                   /* minimum collective, fraction of weight */
@@ -28,9 +29,25 @@ typedef struct ap_params {
   float takeoff_alt, rtl_alt;           /* m above home */
   float land_trig_time_s, disarm_land_s;/* s (disarm < 0: never) */
   float mot_idle;                       /* motor command when armed idle / minimum in flight */
+  float gyro_cutoff_hz, dgyro_cutoff_hz;/* rate loop input and D-term low-pass cutoffs, Hz */
   int32_t yaw_to_wp;                    /* 1: face the next waypoint */
   int32_t low_bat_act;                  /* 0 none, 1 critical -> RTL and emergency -> LAND */
 } ap_params;
+
+typedef struct ap_biquad {
+  float b0, b1, b2, a1, a2, z1, z2;
+} ap_biquad;
+
+/* The rate loop's gyro path (filter.c). */
+typedef struct ap_gyro {
+  ap_biquad lpf[3];
+  float d_alpha;     /* first-order low-pass of the derivative */
+  float rate[3];     /* filtered body rates, rad/s */
+  float accel[3];    /* filtered angular acceleration, rad/s^2 */
+  uint64_t last_us;  /* timestamp of the last sample used */
+  uint64_t dt_us;    /* sample period the filters are designed for */
+  int valid;
+} ap_gyro;
 
 typedef struct ap_mixer {
   uint32_t n;
@@ -82,8 +99,9 @@ struct lockstep_autopilot {
   uint64_t land_since_us;
   int land_candidate;
   uint64_t landed_since_us;
-  float vel_int[3], vel_prev[3];
+  float vel_int[3], vel_prev[3], vel_d[3];
   float rate_int[3], rates_prev[3];
+  ap_gyro gyro;
   int ctrl_init;
   lockstep_setpoints sp;
   float thrust_cmd[LOCKSTEP_MAX_ROTORS];
@@ -93,7 +111,14 @@ typedef struct lockstep_autopilot ap_t;
 /* autopilot.c */
 void ap_set_error(ap_t *ap, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* params.c */
-void ap_params_default(ap_params *p);
+void ap_params_default(ap_params *p, const lockstep_autopilot_config *cfg);
+/* filter.c */
+void ap_biquad_design(ap_biquad *f, float cutoff_hz, float sample_hz);
+void ap_biquad_reset(ap_biquad *f, float x);
+float ap_biquad_apply(ap_biquad *f, float x);
+void ap_gyro_reset(ap_gyro *g);
+void ap_gyro_update(ap_gyro *g, const ap_params *p, const float gyro[3], uint64_t t_us, uint32_t period_us);
+int ap_gyro_current(const ap_gyro *g, uint64_t now_us, uint32_t period_us);
 /* mixer.c */
 int ap_mixer_build(ap_mixer *m, const lockstep_autopilot_config *cfg, char *err, size_t err_len);
 void ap_mixer_allocate(const ap_mixer *m, const float torque[3], float thrust, float tmin_frac,
@@ -104,7 +129,7 @@ float ap_cmd_to_thrust(float cmd, float f);
 void ap_geo_to_ned(const lockstep_autopilot_config *cfg, double lat_deg, double lon_deg, float out_ne[2]);
 /* control.c */
 void ap_control_reset(ap_t *ap);
-void ap_control_run(ap_t *ap, float dt, float torque[3], float *thrust);
+void ap_control_run(ap_t *ap, float dt, uint64_t now_us, float torque[3], float *thrust);
 /* modes.c */
 void ap_modes_reset(ap_t *ap);
 void ap_modes_commands(ap_t *ap, const lockstep_commands *cmd, uint64_t now);

@@ -69,6 +69,10 @@ static int config_ok(const lockstep_autopilot_config *c, char *msg, size_t len) 
     snprintf(msg, len, "config.autopilot_period_us must be positive");
     return 0;
   }
+  if (!(c->rotor_time_constant_s >= 0.0f) || !isfinite(c->rotor_time_constant_s)) {
+    snprintf(msg, len, "config.rotor_time_constant_s must be >= 0 and finite (0: unknown)");
+    return 0;
+  }
   if (!(c->thrust_model_factor >= 0.0f && c->thrust_model_factor <= 1.0f)) {
     snprintf(msg, len, "config.thrust_model_factor must be in [0, 1]");
     return 0;
@@ -108,7 +112,7 @@ LOCKSTEP_AP_EXPORT lockstep_autopilot *lockstep_autopilot_create(const lockstep_
     free(ap);
     return NULL;
   }
-  ap_params_default(&ap->p);
+  ap_params_default(&ap->p, config);
   ap_modes_reset(ap);
 #ifdef AP_SINGLE_INSTANCE
   g_live_instances++;
@@ -178,17 +182,24 @@ static int read_inputs(ap_t *ap, const lockstep_sensor_frame *s) {
     }
     ap->have_estimate = 1;
   }
+  if (s->fresh_mask & LOCKSTEP_FRESH_IMU) {
+    if (!ap_finite_n(s->imu.gyro_radps, 3)) {
+      ap_set_error(ap, "gyro sampled at %llu us is not finite", (unsigned long long)s->imu.timestamp_us);
+      return 0;
+    }
+    ap_gyro_update(&ap->gyro, &ap->p, s->imu.gyro_radps, s->imu.timestamp_us, ap->cfg.autopilot_period_us);
+  }
   if (s->fresh_mask & LOCKSTEP_FRESH_BATTERY) ap->battery_warning = s->battery.warning;
   ap->landed_flag = s->landed != 0;
   return 1;
 }
 
-static void write_outputs(ap_t *ap, float dt, lockstep_actuator_frame *out) {
+static void write_outputs(ap_t *ap, float dt, uint64_t now_us, lockstep_actuator_frame *out) {
   memset(out, 0, sizeof(*out));
   float idle_frac = ap_cmd_to_thrust(ap->p.mot_idle, ap->mixer.f);
   if (ap_mode_flying(ap->mode)) {
     float torque[3], thrust;
-    ap_control_run(ap, dt, torque, &thrust);
+    ap_control_run(ap, dt, now_us, torque, &thrust);
     ap_mixer_allocate(&ap->mixer, torque, thrust, idle_frac, ap->thrust_cmd);
     for (uint32_t i = 0; i < ap->mixer.n; i++)
       out->motors[i] = ap_thrust_to_cmd(ap->thrust_cmd[i] / ap->mixer.tmax[i], ap->mixer.f);
@@ -233,7 +244,7 @@ LOCKSTEP_AP_EXPORT int32_t lockstep_autopilot_step(lockstep_autopilot *ap, uint6
   if (sensors->fresh_mask & LOCKSTEP_FRESH_COMMANDS) ap_modes_commands(ap, &sensors->commands, time_us);
   ap_modes_update(ap, time_us);
   lockstep_actuator_frame out;
-  write_outputs(ap, dt, &out);
+  write_outputs(ap, dt, time_us, &out);
   for (int i = 0; i < LOCKSTEP_MAX_MOTORS; i++)
     if (!isfinite(out.motors[i])) {
       ap_set_error(ap, "controller produced a non-finite motor command at %llu us", (unsigned long long)time_us);

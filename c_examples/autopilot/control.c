@@ -12,6 +12,7 @@
 void ap_control_reset(ap_t *ap) {
   memset(ap->vel_int, 0, sizeof(ap->vel_int));
   memset(ap->rate_int, 0, sizeof(ap->rate_int));
+  memset(ap->vel_d, 0, sizeof(ap->vel_d));
   memcpy(ap->vel_prev, ap->vel, sizeof(ap->vel_prev));
   memcpy(ap->rates_prev, ap->rates, sizeof(ap->rates_prev));
   ap->ctrl_init = 1;
@@ -39,10 +40,15 @@ static void position_velocity(ap_t *ap, float dt, float thrust_vec[3]) {
   float ki[3] = {p->xy_vel_i, p->xy_vel_i, p->z_vel_i};
   float kd[3] = {p->xy_vel_d, p->xy_vel_d, p->z_vel_d};
   float acc[3], err[3];
+  /* The D term acts on the velocity's derivative through a first-order
+   * low-pass (MPC_VELD_LP): the raw difference of estimates amplifies their
+   * noise by 1/dt. */
+  float alpha = dt > 0.0f ? dt / (dt + 1.0f / (2.0f * (float)AP_PI * p->veld_lp_hz)) : 0.0f;
   for (int i = 0; i < 3; i++) {
     err[i] = vsp[i] - ap->vel[i];
     float dvel = dt > 0.0f ? (ap->vel[i] - ap->vel_prev[i]) / dt : 0.0f;
-    acc[i] = kp[i] * err[i] + ap->vel_int[i] - kd[i] * dvel;
+    ap->vel_d[i] += alpha * (dvel - ap->vel_d[i]);
+    acc[i] = kp[i] * err[i] + ap->vel_int[i] - kd[i] * ap->vel_d[i];
     ap->vel_prev[i] = ap->vel[i];
   }
   /* Touching down: hold the attitude level rather than chase horizontal
@@ -121,7 +127,7 @@ static void attitude_setpoint(const float f[3], float yaw, float q_sp[4]) {
   ap_quat_from_axes(bx, by, bz, q_sp);
 }
 
-void ap_control_run(ap_t *ap, float dt, float torque[3], float *thrust) {
+void ap_control_run(ap_t *ap, float dt, uint64_t now_us, float torque[3], float *thrust) {
   const ap_params *p = &ap->p;
   if (!ap->ctrl_init) ap_control_reset(ap);
   float f[3];
@@ -140,18 +146,21 @@ void ap_control_run(ap_t *ap, float dt, float torque[3], float *thrust) {
     rsp[i] = ap_clampf(2.0f * sgn * p->att_p[i] * qe[i + 1], -lim, lim);
   }
 
-  /* Rates: angular acceleration command, times inertia, plus w x Jw. */
+  /* Rates: angular acceleration command, times inertia, plus w x Jw, on the
+   * filtered gyro (the estimate's rates only while no IMU sample is current). */
   const float *J = ap->cfg.inertia_diag_kgm2;
-  float alpha[3];
+  int use_gyro = ap_gyro_current(&ap->gyro, now_us, ap->cfg.autopilot_period_us);
+  float w[3], alpha[3];
   for (int i = 0; i < 3; i++) {
-    float e = rsp[i] - ap->rates[i];
-    float dw = dt > 0.0f ? (ap->rates[i] - ap->rates_prev[i]) / dt : 0.0f;
+    w[i] = use_gyro ? ap->gyro.rate[i] : ap->rates[i];
+    float e = rsp[i] - w[i];
+    float dw = use_gyro ? ap->gyro.accel[i] : (dt > 0.0f ? (ap->rates[i] - ap->rates_prev[i]) / dt : 0.0f);
     alpha[i] = p->rate_p[i] * e + ap->rate_int[i] - p->rate_d[i] * dw;
     ap->rate_int[i] = ap_clampf(ap->rate_int[i] + p->rate_i[i] * e * dt, -p->rate_int_lim, p->rate_int_lim);
     ap->rates_prev[i] = ap->rates[i];
   }
-  float jw[3] = {J[0] * ap->rates[0], J[1] * ap->rates[1], J[2] * ap->rates[2]}, gyro[3];
-  ap_cross3(ap->rates, jw, gyro);
+  float jw[3] = {J[0] * w[0], J[1] * w[1], J[2] * w[2]}, gyro[3];
+  ap_cross3(w, jw, gyro);
   for (int i = 0; i < 3; i++) torque[i] = J[i] * alpha[i] + gyro[i];
 
   /* Collective: the thrust vector projected on the current body -z axis

@@ -4,8 +4,40 @@
 #include <string.h>
 
 #include "ap_internal.h"
+#include "ap_math.h"
 
-void ap_params_default(ap_params *p) {
+/* Rate and attitude gains from the thrust response's time constant tau
+ * (config.rotor_time_constant_s; 30 ms when unknown): the rate loop (angular
+ * acceleration per rate error, scaled by the inertia in control.c) crosses
+ * over near 0.5 / tau, which keeps about 55 degrees of phase margin against
+ * the rotor lag and the step delay; the attitude loop is three times slower. */
+static void derive_gains(ap_params *p, const lockstep_autopilot_config *cfg) {
+  /* The rate integrator must be able to hold the torque of one lost rotor:
+   * 1.5 x the roll/pitch acceleration of one rotor's hover thrust at its arm. */
+  p->rate_int_lim = 10.0f;
+  if (cfg && cfg->rotor_count > 0) {
+    float hover = cfg->mass_kg * cfg->gravity_mps2 / (float)cfg->rotor_count;
+    float imin = fminf(cfg->inertia_diag_kgm2[0], cfg->inertia_diag_kgm2[1]);
+    for (uint32_t i = 0; i < cfg->rotor_count; i++) {
+      float m[3];
+      ap_cross3(cfg->rotors[i].position_m, cfg->rotors[i].thrust_axis, m);
+      float arm = sqrtf(m[0] * m[0] + m[1] * m[1]);
+      if (imin > 0.0f) p->rate_int_lim = fmaxf(p->rate_int_lim, fminf(100.0f, 1.5f * arm * hover / imin));
+    }
+  }
+  float tau = cfg ? cfg->rotor_time_constant_s : 0.0f;
+  if (!(tau > 0.0f) || !isfinite(tau)) tau = 0.03f;
+  float kp = fminf(fmaxf(0.5f / tau, 5.0f), 25.0f);
+  float kp_yaw = fminf(fmaxf(0.6f * kp, 3.0f), 15.0f);
+  for (int i = 0; i < 3; i++) {
+    p->rate_p[i] = i < 2 ? kp : kp_yaw;
+    p->rate_i[i] = i < 2 ? 0.5f * kp : 0.4f * kp_yaw;
+    p->rate_d[i] = i < 2 ? 0.1f * tau * kp : 0.0f;
+    p->att_p[i] = i < 2 ? fminf(fmaxf(kp / 3.0f, 2.0f), 8.0f) : fminf(2.8f, kp_yaw / 3.0f);
+  }
+}
+
+void ap_params_default(ap_params *p, const lockstep_autopilot_config *cfg) {
   memset(p, 0, sizeof(*p));
   p->xy_p = 0.95f;
   p->z_p = 1.0f;
@@ -15,6 +47,7 @@ void ap_params_default(ap_params *p) {
   p->z_vel_p = 4.0f;
   p->z_vel_i = 2.0f;
   p->z_vel_d = 0.0f;
+  p->veld_lp_hz = 5.0f;
   p->xy_vel_max = 5.0f;
   p->z_vel_max_up = 3.0f;
   p->z_vel_max_dn = 1.5f;
@@ -23,13 +56,7 @@ void ap_params_default(ap_params *p) {
   p->thr_min_frac = 0.12f;
   p->land_speed = 0.7f;
   p->tko_speed = 1.5f;
-  for (int i = 0; i < 3; i++) {
-    p->att_p[i] = i < 2 ? 6.5f : 2.8f;
-    p->rate_p[i] = i < 2 ? 18.0f : 10.0f;
-    p->rate_i[i] = i < 2 ? 8.0f : 4.0f;
-    p->rate_d[i] = i < 2 ? 0.08f : 0.0f;
-  }
-  p->rate_int_lim = 10.0f;
+  derive_gains(p, cfg);
   p->rate_max_rp_deg = 220.0f;
   p->rate_max_y_deg = 200.0f;
   p->acc_rad = 2.0f;
@@ -39,6 +66,8 @@ void ap_params_default(ap_params *p) {
   p->land_trig_time_s = 1.0f;
   p->disarm_land_s = 2.0f;
   p->mot_idle = 0.05f;
+  p->gyro_cutoff_hz = 40.0f;
+  p->dgyro_cutoff_hz = 30.0f;
   p->yaw_to_wp = 0;
   p->low_bat_act = 1;
 }
@@ -62,6 +91,7 @@ static const param_desc PARAMS[] = {
     PF("MPC_Z_VEL_P", z_vel_p, 0.0f, 20.0f),
     PF("MPC_Z_VEL_I", z_vel_i, 0.0f, 20.0f),
     PF("MPC_Z_VEL_D", z_vel_d, 0.0f, 5.0f),
+    PF("MPC_VELD_LP", veld_lp_hz, 0.5f, 100.0f),
     PF("MPC_XY_VEL_MAX", xy_vel_max, 0.1f, 30.0f),
     PF("MPC_Z_VEL_MAX_UP", z_vel_max_up, 0.1f, 15.0f),
     PF("MPC_Z_VEL_MAX_DN", z_vel_max_dn, 0.1f, 15.0f),
@@ -92,6 +122,8 @@ static const param_desc PARAMS[] = {
     PF("LNDMC_TRIG_TIME", land_trig_time_s, 0.1f, 10.0f),
     PF("COM_DISARM_LAND", disarm_land_s, -1.0f, 60.0f),
     PF("MOT_IDLE", mot_idle, 0.0f, 0.3f),
+    PF("IMU_GYRO_CUTOFF", gyro_cutoff_hz, 5.0f, 1000.0f),
+    PF("IMU_DGYRO_CUTOFF", dgyro_cutoff_hz, 5.0f, 1000.0f),
     PI("MIS_YAW_TO_WP", yaw_to_wp, 0.0f, 1.0f),
     PI("COM_LOW_BAT_ACT", low_bat_act, 0.0f, 1.0f),
 };

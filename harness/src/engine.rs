@@ -219,6 +219,8 @@ impl Engine {
         let ap_period = period("autopilot")?;
         let lib = AutopilotLibrary::load(autopilot)?;
         let mut ap = lib.create(&autopilot_config(&plant, ap_period))?;
+        crate::autopilot_params::apply(&mut ap, &scenario.autopilot_params)
+            .map_err(|(key, e)| invalid(format!("key `{key}`: {e}")))?;
         if let Some(m) = &scenario.mission {
             ap.upload_mission(&Mission::load(m)?.items)?;
         }

@@ -9,6 +9,7 @@
 //! - [`vehicle`]: the autopilot's view of the plant.
 //! - [`log`], [`record`]: the CSV flight log, recording and replay.
 
+pub mod autopilot_params;
 pub mod dryden;
 pub mod engine;
 pub mod error;

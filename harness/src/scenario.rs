@@ -23,6 +23,8 @@
 //! mean_ned_mps = [2.0, 1.0, 0.0]
 //! sigma_mps = [0.8, 0.8, 0.3]
 //! tau_s = [5.0, 5.0, 2.0]
+//! [autopilot.params]        # set through the library's parameter functions
+//! MPC_XY_VEL_P = 1.5
 //! [[events]]
 //! at_s = 1.0
 //! action = "arm"
@@ -90,6 +92,14 @@ struct File {
     estimator: Option<EstimatorSection>,
     #[serde(default)]
     events: Vec<EventSection>,
+    #[serde(default)]
+    autopilot: Option<AutopilotSection>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+struct AutopilotSection {
+    #[serde(default)]
+    params: std::collections::BTreeMap<String, toml::Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Default)]
@@ -436,6 +446,8 @@ pub struct Scenario {
     pub wind: WindModel,
     pub sensors: SensorSettings,
     pub events: Vec<Event>,
+    /// `[autopilot.params]`, set after the autopilot is created.
+    pub autopilot_params: crate::autopilot_params::Params,
 }
 
 const DEFAULT_CADENCES_US: [(&str, u64); 8] = [
@@ -607,6 +619,11 @@ impl Scenario {
             let key = |k: &str| format!("events[{i}].{k}");
             events.push(event(e, &key).map_err(|(k, reason)| invalid(&k, reason))?);
         }
+        let autopilot_params = match &f.autopilot {
+            Some(a) => crate::autopilot_params::parse(&a.params)
+                .map_err(|(k, reason)| invalid(&k, reason))?,
+            None => Default::default(),
+        };
         Ok(Scenario {
             file: path.to_path_buf(),
             description: f.description,
@@ -630,6 +647,7 @@ impl Scenario {
             wind,
             sensors,
             events,
+            autopilot_params,
         })
     }
 

@@ -69,6 +69,8 @@ pub fn autopilot_config(plant: &Multirotor, period: Micros) -> lockstep_autopilo
     c.inertia_diag_kgm2 = [i[(0, 0)] as f32, i[(1, 1)] as f32, i[(2, 2)] as f32];
     c.gravity_mps2 = plant.gravity_mps2() as f32;
     c.autopilot_period_us = period.0 as u32;
+    c.rotor_time_constant_s =
+        (plant.hover_rotor_time_constant_s(rho) + plant.actuator.equivalent_lag_s()) as f32;
     let o = plant.origin.geodetic;
     c.origin_lat_deg = o.lat_deg;
     c.origin_lon_deg = o.lon_deg;
@@ -92,14 +94,18 @@ mod tests {
                 assert_eq!(c.rotors[i].position_m[0], r.position_m.x as f32);
             }
             assert_eq!((c.mass_kg as f64, c.autopilot_period_us), (p.mass_kg, 4000));
-            // Calibrated to 2x (iris) or 2.2x (hexa, octa) hover at sea level;
-            // the origin (488 m) has thinner air, so a little less.
-            let ratio = c.rotors[0].max_thrust_n as f64 / p.hover_thrust_per_rotor_n();
-            assert!(ratio > 1.85 && ratio < 2.2, "{name}: max/hover {ratio}");
+            // Full thrust: the drive train's steady state at full duty, the
+            // first pack's nominal voltage and the origin's air density.
+            let (v, rho) = nominal_conditions(&p);
+            assert_eq!(
+                c.rotors[0].max_thrust_n,
+                p.steady_state_thrust_n(1.0, v, rho) as f32
+            );
+            let tau = p.hover_rotor_time_constant_s(rho) + p.actuator.equivalent_lag_s();
+            assert_eq!(c.rotor_time_constant_s, tau as f32);
             // The fitted curve reproduces the plant's steady state within 4 %
             // of full thrust everywhere.
             let f = c.thrust_model_factor as f64;
-            let (v, rho) = nominal_conditions(&p);
             let full = p.steady_state_thrust_n(1.0, v, rho);
             for k in 0..=40 {
                 let u = k as f64 / 40.0;

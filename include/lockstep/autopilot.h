@@ -73,7 +73,7 @@
 extern "C" {
 #endif
 
-#define LOCKSTEP_AUTOPILOT_ABI_VERSION 1
+#define LOCKSTEP_AUTOPILOT_ABI_VERSION 2
 
 /* ---- Limits -------------------------------------------------------------- */
 #define LOCKSTEP_MAX_ROTORS 12
@@ -181,7 +181,9 @@ typedef struct lockstep_autopilot_config {
   float gravity_mps2;
   /** Nominal step period of the autopilot (its rate is 1e6 / period). */
   uint32_t autopilot_period_us;
-  uint32_t reserved0;
+  /** Small-signal time constant of the thrust response to a motor command
+   *  at hover (rotor speed and any ESC lag), seconds; 0 when unknown. */
+  float rotor_time_constant_s;
   /** World origin: NED position (0,0,0) is here, on the WGS-84 ellipsoid. */
   double origin_lat_deg;
   double origin_lon_deg;
@@ -521,7 +523,7 @@ typedef int32_t (*lockstep_autopilot_last_error_fn)(const lockstep_autopilot *ap
       LOCKSTEP_LAYOUT_ARRAY(lockstep_autopilot_config, inertia_diag_kgm2),                         \
       LOCKSTEP_LAYOUT_SCALAR(lockstep_autopilot_config, gravity_mps2),                             \
       LOCKSTEP_LAYOUT_SCALAR(lockstep_autopilot_config, autopilot_period_us),                      \
-      LOCKSTEP_LAYOUT_SCALAR(lockstep_autopilot_config, reserved0),                                \
+      LOCKSTEP_LAYOUT_SCALAR(lockstep_autopilot_config, rotor_time_constant_s),                    \
       LOCKSTEP_LAYOUT_SCALAR(lockstep_autopilot_config, origin_lat_deg),                           \
       LOCKSTEP_LAYOUT_SCALAR(lockstep_autopilot_config, origin_lon_deg),                           \
       LOCKSTEP_LAYOUT_SCALAR(lockstep_autopilot_config, origin_alt_m),                             \
