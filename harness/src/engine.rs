@@ -18,7 +18,7 @@ use lockstep_abi::ffi::*;
 use lockstep_abi::{AbiError, Autopilot, AutopilotLibrary};
 use lockstep_plant::integrate::{Integrator, IntegratorError, Options};
 use lockstep_plant::multirotor::{MAX_BATTERIES, MAX_ROTORS};
-use lockstep_plant::{AircraftSpec, HeldPlant, Multirotor, PlantInputs, SpecError};
+use lockstep_plant::{AircraftSpec, HeldPlant, Multirotor, PlantInputs, PlantOutputs, SpecError};
 
 use crate::log::{FlightLog, LogRow};
 use crate::mission::{Mission, MissionError};
@@ -369,6 +369,23 @@ impl Engine {
     /// The plant state at the last boundary.
     pub fn state(&self) -> &[f64] {
         &self.x
+    }
+
+    /// The inputs the plant holds until the next boundary.
+    pub fn plant_inputs(&self) -> &PlantInputs {
+        &self.inputs
+    }
+
+    /// The plant's algebraic outputs (bus, batteries, rotors) at the last
+    /// boundary with the inputs it now holds. Costs one right-hand side:
+    /// for inspection, not for every boundary.
+    pub fn plant_outputs(&self) -> PlantOutputs {
+        self.plant.outputs(&self.x, &self.inputs)
+    }
+
+    /// The autopilot instance (its parameters, mission, last error).
+    pub fn autopilot(&mut self) -> &mut Autopilot {
+        &mut self.ap
     }
 
     /// The autopilot's last outputs.

@@ -4,8 +4,10 @@
 //! batteries as one Thevenin equivalent `E`, `G`) supplies the load `L`, the
 //! motors' currents through their ESCs plus a constant-power avionics load.
 //! Each motor's winding current `(d V - e) / R` is linear in `V` until it
-//! clamps at 0 or at its limit, so for a given set of clamped motors the
-//! equation is a quadratic with a closed-form root. [`solve`] classifies the
+//! clamps at 0 or at its limit. At the limit the ESC lowers its effective
+//! duty so the motor takes `(e + R I_max) I_max`: a constant-power load, as
+//! the avionics are. So for a given set of clamped motors the equation is a
+//! quadratic with a closed-form root. [`solve`] classifies the
 //! motors, solves, and reclassifies until the set is consistent: an exact
 //! solution, no tolerance, at most `n + 2` passes (one or two in practice).
 //!
@@ -119,13 +121,25 @@ impl MotorLoads<'_> {
             .clamp(0.0, self.current_limit_a)
     }
 
+    /// Electrical power motor `i` takes at its current limit (the ESC's
+    /// effective duty then gives it `e + R I_max`).
+    fn limited_power(&self, i: usize) -> f64 {
+        let imax = self.current_limit_a;
+        (self.back_emf_v[i] + imax / self.inv_resistance) * imax
+    }
+
     /// Current drawn from the bus by the motors at `v` with duties scaled by `k`.
     pub fn bus_current(&self, v: f64, k: f64) -> f64 {
         let mut s = 0.0;
         for i in 0..self.duty.len() {
-            s += self.duty[i] * self.current(i, k * v);
+            let raw = (self.duty[i] * k * v - self.back_emf_v[i]) * self.inv_resistance;
+            if raw >= self.current_limit_a {
+                s += self.limited_power(i) / v;
+            } else if raw > 0.0 {
+                s += k * self.duty[i] * raw;
+            }
         }
-        k * s * self.inv_efficiency
+        s * self.inv_efficiency
     }
 
     /// Bit masks of the motors in their linear (unclamped) range and at
@@ -143,10 +157,10 @@ impl MotorLoads<'_> {
         (linear, saturated)
     }
 
-    /// `(sum d^2, sum d e)` over the linear set and `sum d` over the
-    /// saturated set.
+    /// `(sum d^2, sum d e)` over the linear set and the power the
+    /// saturated set takes.
     fn sums(&self, set: (u32, u32)) -> (f64, f64, f64) {
-        let (mut a, mut b, mut c) = (0.0, 0.0, 0.0);
+        let (mut a, mut b, mut p) = (0.0, 0.0, 0.0);
         for i in 0..self.duty.len() {
             let d = self.duty[i];
             let bit = 1u32 << i;
@@ -154,10 +168,10 @@ impl MotorLoads<'_> {
                 a += d * d;
                 b += d * self.back_emf_v[i];
             } else if set.1 & bit != 0 {
-                c += d;
+                p += self.limited_power(i);
             }
         }
-        (a, b, c)
+        (a, b, p)
     }
 }
 
@@ -171,19 +185,82 @@ pub struct BusSolution {
     pub duty_scale: f64,
 }
 
-/// The smaller-magnitude-safe positive root of `a x^2 + b x + c = 0` with
-/// `a >= 0` and `c <= 0` (so a real non-negative root exists).
-fn positive_root(a: f64, b: f64, c: f64) -> f64 {
-    let disc = (b * b - 4.0 * a * c).max(0.0).sqrt();
-    if b >= 0.0 {
-        if b + disc > 0.0 {
-            -2.0 * c / (b + disc)
+/// The non-negative root of `a x^2 + b x + c = 0` with `a >= 0` and
+/// `c <= 0` (computed without cancellation), if there is one.
+fn positive_root(a: f64, b: f64, c: f64) -> Option<f64> {
+    if a == 0.0 {
+        return if c == 0.0 {
+            Some(0.0)
+        } else if b > 0.0 {
+            Some(-c / b)
         } else {
-            0.0
-        }
+            None
+        };
+    }
+    let disc = (b * b - 4.0 * a * c).max(0.0).sqrt();
+    Some(if b >= 0.0 {
+        -2.0 * c / (b + disc)
     } else {
         (disc - b) / (2.0 * a)
+    })
+}
+
+/// The highest bus voltage in (0, E] where the source feeds the load at full
+/// duty: the motors' clamp points split (0, E] into intervals with one set
+/// of clamped motors each; walking them from the top, the first interval
+/// holding a root of its quadratic gives the answer.
+fn highest_root(g: f64, e: f64, motors: &MotorLoads, avionics_w: f64) -> Option<f64> {
+    let (ir, ie) = (motors.inv_resistance, motors.inv_efficiency);
+    // Two clamp points per motor (the sets are u32 masks: at most 32).
+    let mut points = [0.0f64; 2 * 32 + 1];
+    let mut count = 0;
+    for i in 0..motors.duty.len() {
+        let d = motors.duty[i];
+        if d <= 0.0 {
+            continue;
+        }
+        let e_i = motors.back_emf_v[i];
+        for v in [e_i / d, (e_i + motors.current_limit_a / ir) / d] {
+            if v > 0.0 && v < e {
+                points[count] = v;
+                count += 1;
+            }
+        }
     }
+    points[count] = 0.0;
+    count += 1;
+    let points = &mut points[..count];
+    points.sort_unstable_by(|a, b| b.total_cmp(a));
+    let mut hi = e;
+    for &lo in points.iter() {
+        if lo >= hi {
+            continue;
+        }
+        let set = motors.classify(0.5 * (lo + hi));
+        let (a, b, p_sat) = motors.sums(set);
+        let (a, b) = (a * ir * ie, b * ir * ie);
+        let p = avionics_w + p_sat * ie;
+        // (G + A) V^2 - (G E + B) V + P = 0: the larger root first.
+        let a2 = g + a;
+        let b1 = g * e + b;
+        let disc = b1 * b1 - 4.0 * a2 * p;
+        if disc >= 0.0 {
+            let sq = disc.sqrt();
+            let big = (b1 + sq) / (2.0 * a2);
+            let small = if b1 + sq > 0.0 {
+                2.0 * p / (b1 + sq)
+            } else {
+                0.0
+            };
+            for v in [big, small] {
+                if v > lo && v <= hi {
+                    return Some(v);
+                }
+            }
+        }
+        hi = lo;
+    }
+    None
 }
 
 /// Exact bus state for the motors and a constant-power avionics load
@@ -215,23 +292,20 @@ pub fn solve(
         return off(0.0, 0.0, current_a);
     }
     let e = source.emf_v;
-    let (ir, ie, imax) = (
-        motors.inv_resistance,
-        motors.inv_efficiency,
-        motors.current_limit_a,
-    );
+    let (ir, ie) = (motors.inv_resistance, motors.inv_efficiency);
     let finish = |v: f64, k: f64, current_a: &mut [f64]| {
         let kv = k * v;
-        let mut s = 0.0;
-        for i in 0..n {
-            let c = motors.current(i, kv);
-            current_a[i] = c;
-            s += motors.duty[i] * c;
+        for (i, c) in current_a[..n].iter_mut().enumerate() {
+            *c = motors.current(i, kv);
         }
         let avionics = if v > 0.0 { avionics_w / v } else { 0.0 };
         BusSolution {
             voltage_v: v,
-            load_a: k * s * ie + avionics,
+            load_a: if v > 0.0 {
+                motors.bus_current(v, k) + avionics
+            } else {
+                0.0
+            },
             duty_scale: k,
         }
     };
@@ -241,34 +315,50 @@ pub fn solve(
     }
     let g = source.conductance_s;
 
-    // Full duties: G (E - V) = A V - B + C + P / V per set of clamped motors,
-    // i.e. (G + A) V^2 - (G E + B - C) V + P = 0.
+    // Full duties: G (E - V) = A V - B + P / V per set of clamped motors
+    // (P: avionics and current-limited motors), i.e.
+    // (G + A) V^2 - (G E + B) V + P = 0.
     let mut v = e;
     let mut set = motors.classify(v);
+    let mut operating = false;
     for _ in 0..n + 2 {
-        let (a, b, c) = motors.sums(set);
-        let (a, b, c) = (a * ir * ie, b * ir * ie, c * imax * ie);
+        let (a, b, p_sat) = motors.sums(set);
+        let (a, b) = (a * ir * ie, b * ir * ie);
+        let p = avionics_w + p_sat * ie;
         let a2 = g + a;
-        let b1 = g * e + b - c;
-        let disc = b1 * b1 - 4.0 * a2 * avionics_w;
-        v = if disc >= 0.0 {
-            (b1 + disc.sqrt()) / (2.0 * a2)
+        let b1 = g * e + b;
+        let disc = b1 * b1 - 4.0 * a2 * p;
+        if disc < 0.0 {
+            // More power than the source can deliver with this set.
+            v = 0.0;
         } else {
-            // More power than the source can deliver: below any floor.
-            0.0
-        };
+            v = (b1 + disc.sqrt()) / (2.0 * a2);
+        }
         let next = motors.classify(v);
         if next == set {
+            operating = disc >= 0.0;
             break;
         }
         set = next;
     }
-    if v >= floor_v {
+    if !operating {
+        // The fixed point cycled between sets (current-limited motors on a
+        // weak source): find the highest root exactly, interval by interval.
+        if let Some(root) = highest_root(g, e, motors, avionics_w) {
+            v = root;
+            operating = true;
+        }
+    }
+    // Without an operating point (the source cannot feed the current-limited
+    // motors) the bus would collapse: the low-voltage limit acts, at the
+    // floor or, when the spec sets none, at half the source's EMF (its
+    // maximum-power point).
+    if operating && v >= floor_v {
         return finish(v.min(e), 1.0, current_a);
     }
+    let vf = if floor_v > 0.0 { floor_v } else { 0.5 * e };
 
     // Low-voltage limit: V = floor, duties scaled by k with load(k) = supply.
-    let vf = floor_v;
     let supply = g * (e - vf);
     let avionics = avionics_w / vf;
     if supply <= avionics {
@@ -282,20 +372,43 @@ pub fn solve(
         };
         return off(v, g * (e - v), current_a);
     }
-    // load(k) - supply = alpha k^2 + beta k + gamma over a set of clamps.
+    // load(k) - supply = alpha k^2 + beta k + gamma over a set of clamps
+    // (current-limited motors take constant power whatever k).
     let mut k = 1.0;
     let mut set = motors.classify(vf);
+    let mut solved = false;
     for _ in 0..n + 2 {
-        let (a, b, c) = motors.sums(set);
+        let (a, b, p_sat) = motors.sums(set);
         let alpha = vf * a * ir * ie;
-        let beta = c * imax * ie - b * ir * ie;
-        let gamma = avionics - supply;
-        k = positive_root(alpha, beta, gamma).clamp(0.0, 1.0);
+        let beta = -b * ir * ie;
+        let gamma = avionics + p_sat * ie / vf - supply;
+        let root = if gamma > 0.0 {
+            None
+        } else {
+            positive_root(alpha, beta, gamma)
+        };
+        k = root.unwrap_or(0.0).clamp(0.0, 1.0);
         let next = motors.classify(k * vf);
-        if next == set {
+        if next == set && root.is_some() {
+            solved = true;
             break;
         }
         set = next;
+    }
+    if !solved {
+        // The load is continuous and non-decreasing in k: a fixed-count
+        // bisection finds where it meets the supply (to the last bits).
+        let over = |k: f64| motors.bus_current(vf, k) + avionics - supply;
+        let (mut lo, mut hi) = (0.0, 1.0);
+        for _ in 0..64 {
+            let mid = 0.5 * (lo + hi);
+            if over(mid) > 0.0 {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        k = lo;
     }
     finish(vf, k, current_a)
 }
@@ -371,11 +484,12 @@ mod tests {
     fn parallel_batteries_share_by_resistance_or_equally() {
         let emf = [12.0, 11.8];
         let g = [1.0 / 0.02, 1.0 / 0.04];
-        // One motor at its 30 A limit, 100 % duty, efficiency 1.
+        // One motor at its 30 A limit (back-EMF 10 V, R 1 mOhm: it takes
+        // (10 + 0.03) V x 30 A), 100 % duty, efficiency 1.
         let duty = [1.0];
         let lim = MotorLoads {
             duty: &duty,
-            back_emf_v: &[0.0],
+            back_emf_v: &[10.0],
             inv_resistance: 1e3,
             current_limit_a: 30.0,
             inv_efficiency: 1.0,
@@ -386,15 +500,14 @@ mod tests {
         let (v, i) = (b.voltage_v, b.load_a);
         let i0 = s.battery_current(Sharing::Resistance, emf[0], g[0], v, i);
         let i1 = s.battery_current(Sharing::Resistance, emf[1], g[1], v, i);
-        assert!((i0 + i1 - 30.0).abs() < 1e-9, "{i0} + {i1}");
+        assert!((i0 + i1 - i).abs() < 1e-9, "{i0} + {i1}");
+        assert!((v * i - 10.03 * 30.0).abs() < 1e-9, "{v} V x {i} A");
         assert!((emf[0] - 0.02 * i0 - v).abs() < 1e-9 && (emf[1] - 0.04 * i1 - v).abs() < 1e-9);
         let e = Source::combine(Sharing::Equal, &emf, &g, &[true, true]);
         let b = solve(&e, 0.0, &lim, 0.0, &mut cur);
-        assert_eq!(
-            e.battery_current(Sharing::Equal, emf[0], g[0], b.voltage_v, b.load_a),
-            15.0
-        );
-        assert!((b.voltage_v - (11.9 - 0.03 * 15.0)).abs() < 1e-9, "{b:?}");
+        let share = e.battery_current(Sharing::Equal, emf[0], g[0], b.voltage_v, b.load_a);
+        assert_eq!(share, 0.5 * b.load_a);
+        assert!((b.voltage_v - (11.9 - 0.03 * share)).abs() < 1e-9, "{b:?}");
     }
 
     #[test]
@@ -419,7 +532,7 @@ mod tests {
             assert_eq!(*c, m.current(i, b.duty_scale * 9.0));
         }
         // With a current limit some motors clamp; the balance still holds.
-        let m = motors(&[1.0, 0.9, 0.3, 0.0], &[0.5, 1.0, 2.0, 0.0], 12.0);
+        let m = motors(&[1.0, 0.9, 0.3, 0.0], &[0.5, 1.0, 2.0, 0.0], 30.0);
         let b = solve(&s, 11.0, &m, 5.0, &mut cur);
         assert_eq!(b.voltage_v, 11.0);
         assert!(
@@ -427,6 +540,33 @@ mod tests {
             "{b:?}"
         );
         assert!((b.load_a - (m.bus_current(11.0, b.duty_scale) + 5.0 / 11.0)).abs() < 1e-12);
+        assert!(
+            m.classify(11.0).1 != 0,
+            "at full duty motors would be at their limit"
+        );
+    }
+
+    #[test]
+    fn a_current_limited_motor_takes_only_what_its_winding_uses() {
+        // At the limit the ESC's effective duty gives the motor e + R I_max:
+        // bus power = (e + R I_max) I_max / eta, not d V I_max / eta.
+        let s = one(12.0, 0.01);
+        let m = motors(&[1.0], &[3.0], 10.0);
+        let mut cur = [0.0];
+        let b = solve(&s, 0.0, &m, 0.0, &mut cur);
+        assert_eq!(cur[0], 10.0);
+        let power = (3.0 + 0.25 * 10.0) * 10.0 / 0.98;
+        assert!(
+            (b.voltage_v * b.load_a / power - 1.0).abs() < 1e-12,
+            "{b:?}"
+        );
+        assert!((b.voltage_v - (12.0 - 0.01 * b.load_a)).abs() < 1e-12);
+        // Continuous at the limit: just below it the linear law gives the same.
+        let v = b.voltage_v;
+        let d = (3.0 + 0.25 * 10.0) / v;
+        let below = [d * (1.0 - 1e-12)];
+        let lin = motors(&below, &[3.0], 10.0);
+        assert!((lin.bus_current(v, 1.0) - m.bus_current(v, 1.0)).abs() < 1e-9);
     }
 
     #[test]
@@ -453,6 +593,75 @@ mod tests {
         assert!(
             (v * (12.0 - v) / 0.1 - 60.0).abs() < 1e-9 && (b.load_a * v - 60.0).abs() < 1e-9,
             "{v}"
+        );
+    }
+
+    #[test]
+    fn supply_equals_load_in_every_regime_over_random_buses() {
+        // A fixed pseudo-random sweep (linear congruential, so the cases are
+        // the same on every host): duties, back-EMFs, limits, sources and
+        // floors from the linear range to collapse.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut regimes = [0usize; 3];
+        for case in 0..20_000 {
+            let n = 1 + (next() * 8.0) as usize;
+            let duty: Vec<f64> = (0..n).map(|_| next()).collect();
+            let emf: Vec<f64> = (0..n).map(|_| 12.0 * next()).collect();
+            let m = MotorLoads {
+                duty: &duty,
+                back_emf_v: &emf,
+                inv_resistance: 1.0 / (0.05 + 0.3 * next()),
+                current_limit_a: 5.0 + 40.0 * next(),
+                inv_efficiency: 1.0 / (0.7 + 0.3 * next()),
+            };
+            let e = 8.0 + 18.0 * next();
+            let r0 = 0.005 + 0.2 * next();
+            let src = one(e, r0);
+            let floor = if next() < 0.2 {
+                0.0
+            } else {
+                e * (0.5 + 0.6 * next())
+            };
+            let avionics = 20.0 * next();
+            let mut cur = vec![0.0; n];
+            let b = solve(&src, floor, &m, avionics, &mut cur);
+            let supply = (e - b.voltage_v) / r0;
+            assert!(
+                (b.load_a - supply).abs() <= 1e-9 * supply.abs().max(1.0),
+                "case {case}: load {} A, supply {supply} A: {b:?}\nduty {duty:?} emf {emf:?} R {} lim {} eta {} e {e} r0 {r0} floor {floor} av {avionics}",
+                b.load_a,
+                1.0 / m.inv_resistance,
+                m.current_limit_a,
+                1.0 / m.inv_efficiency
+            );
+            assert!(b.voltage_v <= e && b.voltage_v > 0.0, "case {case}: {b:?}");
+            assert!((0.0..=1.0).contains(&b.duty_scale), "case {case}");
+            for (i, c) in cur.iter().enumerate() {
+                assert_eq!(*c, m.current(i, b.duty_scale * b.voltage_v));
+            }
+            if b.duty_scale == 1.0 {
+                regimes[0] += 1;
+                assert!(
+                    b.voltage_v >= floor,
+                    "case {case}: full duty below the floor"
+                );
+            } else if b.duty_scale > 0.0 {
+                regimes[1] += 1;
+                let vf = if floor > 0.0 { floor } else { 0.5 * e };
+                assert_eq!(b.voltage_v, vf, "case {case}: limited at the floor");
+            } else {
+                regimes[2] += 1;
+            }
+        }
+        assert!(
+            regimes.iter().all(|r| *r > 500),
+            "every regime is exercised: {regimes:?}"
         );
     }
 }
