@@ -92,11 +92,38 @@ fn check_finite(values: &[f32], name: &str, time_us: u64) -> Result<(), AbiError
 /// Checks everything an autopilot wrote at `time_us` against the contract:
 /// motors finite in [0, 1], servos finite in [-1, 1], flags 0/1, a known
 /// mode, a mission index of -1 or more, every setpoint finite.
+/// True when every check below passes: one pass without branches or early
+/// exits (NaN fails every comparison), so a valid frame costs a few dozen
+/// instructions; [`validate_outputs`] looks closer only when this fails.
+fn all_valid(out: &ffi::lockstep_actuator_frame) -> bool {
+    let in_range =
+        |v: &[f32], lo: f32, hi: f32| v.iter().fold(true, |ok, x| ok & (*x >= lo) & (*x <= hi));
+    let finite = |v: &[f32]| v.iter().fold(true, |ok, x| ok & x.is_finite());
+    let s = &out.setpoints;
+    in_range(&out.motors, 0.0, 1.0)
+        & in_range(&out.servos, -1.0, 1.0)
+        & (out.armed <= 1)
+        & (out.mission_finished <= 1)
+        & (out.mode != ffi::LOCKSTEP_MODE_NONE)
+        & (out.mode <= ffi::LOCKSTEP_MODE_LANDED)
+        & (out.mission_current >= -1)
+        & finite(&s.position_ned_m)
+        & finite(&s.velocity_ned_mps)
+        & finite(&s.accel_ned_mps2)
+        & finite(&s.attitude_q)
+        & finite(&s.rates_frd_radps)
+        & finite(&s.torque_frd_nm)
+        & finite(&[s.yaw_rad, s.thrust_n])
+}
+
 pub fn validate_outputs(
     out: &mut ffi::lockstep_actuator_frame,
     time_us: u64,
     policy: OutputPolicy,
 ) -> Result<(), AbiError> {
+    if all_valid(out) {
+        return Ok(());
+    }
     check_range(
         &mut out.motors,
         "motors",
@@ -220,5 +247,75 @@ mod tests {
             err_text(&mut f, OutputPolicy::Reject),
             "autopilot output setpoints.velocity_ned_mps[1] = inf at t=4000 us is invalid: not finite"
         );
+    }
+
+    #[test]
+    fn the_fast_path_misses_no_invalid_field() {
+        // Every float field set to NaN, +inf and -inf, every range edge
+        // crossed by one step of f32: each is refused with that field named.
+        type Field = fn(&mut ffi::lockstep_actuator_frame) -> &mut f32;
+        let fields: [(&str, Field); 10] = [
+            ("motors[15]", |f| &mut f.motors[15]),
+            ("servos[7]", |f| &mut f.servos[7]),
+            ("setpoints.position_ned_m[2]", |f| {
+                &mut f.setpoints.position_ned_m[2]
+            }),
+            ("setpoints.velocity_ned_mps[0]", |f| {
+                &mut f.setpoints.velocity_ned_mps[0]
+            }),
+            ("setpoints.accel_ned_mps2[1]", |f| {
+                &mut f.setpoints.accel_ned_mps2[1]
+            }),
+            ("setpoints.yaw_rad[0]", |f| &mut f.setpoints.yaw_rad),
+            ("setpoints.attitude_q[3]", |f| {
+                &mut f.setpoints.attitude_q[3]
+            }),
+            ("setpoints.rates_frd_radps[2]", |f| {
+                &mut f.setpoints.rates_frd_radps[2]
+            }),
+            ("setpoints.torque_frd_nm[0]", |f| {
+                &mut f.setpoints.torque_frd_nm[0]
+            }),
+            ("setpoints.thrust_n[0]", |f| &mut f.setpoints.thrust_n),
+        ];
+        for (name, field) in fields {
+            for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+                let mut f = ok_frame();
+                *field(&mut f) = bad;
+                let e = err_text(&mut f, OutputPolicy::Reject);
+                assert!(
+                    e.contains(&format!("output {name} = ")),
+                    "{name} = {bad}: {e}"
+                );
+            }
+        }
+        for (name, field, lo, hi) in [
+            ("motors[0]", (|f| &mut f.motors[0]) as Field, 0.0f32, 1.0f32),
+            ("servos[3]", |f| &mut f.servos[3], -1.0, 1.0),
+        ] {
+            for edge in [lo, hi, -0.0] {
+                let mut f = ok_frame();
+                *field(&mut f) = edge;
+                validate_outputs(&mut f, 0, OutputPolicy::Reject).unwrap();
+            }
+            for out in [lo.next_down(), hi.next_up()] {
+                let mut f = ok_frame();
+                *field(&mut f) = out;
+                let e = err_text(&mut f, OutputPolicy::Reject);
+                assert!(e.contains(&format!("output {name} = ")), "{e}");
+            }
+        }
+        for (mode, ok) in [(0, false), (1, true), (8, true), (9, false)] {
+            let mut f = ok_frame();
+            f.mode = mode;
+            assert_eq!(
+                validate_outputs(&mut f, 0, OutputPolicy::Reject).is_ok(),
+                ok,
+                "mode {mode}"
+            );
+        }
+        let mut f = ok_frame();
+        f.mission_finished = 2;
+        assert!(err_text(&mut f, OutputPolicy::Reject).contains("mission_finished = 2"));
     }
 }

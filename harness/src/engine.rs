@@ -142,7 +142,11 @@ pub struct Engine {
     est: Estimator,
     history: History,
     events: Vec<(Event, bool)>,
+    /// Condition-triggered events not yet fired (checked every boundary).
+    pending_when: usize,
     faults: FaultState,
+    /// The fault state changed since the faults stage last ran.
+    faults_changed: bool,
     sensor_faults: [SensorFault; 5],
     pending: lockstep_commands,
     pending_fresh: bool,
@@ -323,7 +327,13 @@ impl Engine {
             est: Estimator::new(est_cfg, rng.stream("estimator")),
             history,
             events: scenario.events.iter().map(|e| (*e, false)).collect(),
+            pending_when: scenario
+                .events
+                .iter()
+                .filter(|e| matches!(e.trigger, Trigger::When(_)))
+                .count(),
             faults: FaultState::default(),
+            faults_changed: true,
             sensor_faults: [SensorFault::default(); 5],
             pending: lockstep_commands::default(),
             pending_fresh: false,
@@ -412,8 +422,12 @@ impl Engine {
         }
         self.prev = t;
         self.boundaries += 1;
-        self.stage_scenario(t);
-        self.stage_faults();
+        if due.event || self.pending_when > 0 {
+            self.stage_scenario(t);
+        }
+        if self.faults_changed {
+            self.stage_faults();
+        }
         self.stage_wind(t, due);
         let landed = self.stage_sensors(t, due);
         let issued = if self.pending_fresh {
@@ -492,6 +506,9 @@ impl Engine {
             };
             if now {
                 self.events[k].1 = true;
+                if matches!(ev.trigger, Trigger::When(_)) {
+                    self.pending_when -= 1;
+                }
                 self.apply(ev.action, t);
             }
         }
@@ -511,6 +528,18 @@ impl Engine {
     }
 
     fn apply(&mut self, a: Action, t: Micros) {
+        // Every action but commands and gusts changes the fault state.
+        self.faults_changed |= !matches!(
+            a,
+            Action::Arm
+                | Action::Disarm
+                | Action::MissionStart
+                | Action::Rtl
+                | Action::Land
+                | Action::Hold
+                | Action::WindGust { .. }
+                | Action::SensorNoiseScale { .. }
+        );
         let sf = |s: SensorId| SensorId::ALL.iter().position(|x| *x == s).unwrap_or(0);
         match a {
             Action::Arm => self.command(LOCKSTEP_ARM_ARM, 0, 0),
@@ -587,6 +616,7 @@ impl Engine {
     /// enable, thrust scale and battery connection on the plant's inputs (so
     /// they are recorded and replayed), and the sensor fault table.
     fn stage_faults(&mut self) {
+        self.faults_changed = false;
         let f = &self.faults;
         for i in 0..self.plant.rotors.len() {
             self.inputs.motor_enabled[i] = !f.motor_failed[i];

@@ -4,8 +4,8 @@
 //!   cadences, boundaries, and the canonical stage order.
 //! - [`scenario`], [`mission`]: what to fly (TOML scenarios, QGC missions).
 //! - [`engine`]: the fixed-step and event-driven engines.
-//! - [`wind`], [`dryden`], [`sensors`], [`rng`]: the sources and their
-//!   random streams.
+//! - [`wind`], [`dryden`], [`sensors`], [`rng`], [`ziggurat`]: the sources
+//!   and their random streams.
 //! - [`vehicle`]: the autopilot's view of the plant.
 //! - [`log`], [`record`]: the CSV flight log, recording and replay.
 
@@ -24,6 +24,7 @@ pub mod time;
 pub mod timeline;
 pub mod vehicle;
 pub mod wind;
+pub mod ziggurat;
 
 pub use error::ConfigError;
 pub use time::{Cadence, Micros};

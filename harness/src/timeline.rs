@@ -27,6 +27,9 @@ impl Due {
 #[derive(Debug, Clone)]
 pub struct Timeline {
     cadences: Vec<Cadence>,
+    /// Per cadence, its next boundary: advancing adds the period, so no
+    /// boundary costs a division.
+    next_due: Vec<Micros>,
     /// Sorted, without duplicates.
     events: Vec<Micros>,
     /// Index of the first event after `now`.
@@ -56,6 +59,7 @@ impl Timeline {
         events.sort_unstable();
         events.dedup();
         Ok(Timeline {
+            next_due: vec![Micros::ZERO; cadences.len()],
             cadences,
             events,
             next_event: 0,
@@ -96,18 +100,6 @@ impl Timeline {
         }
     }
 
-    /// The first boundary after `now` (at most `end`).
-    fn next_after(&self, now: Micros) -> Micros {
-        let mut next = self.end;
-        for c in &self.cadences {
-            next = next.min(now.next_multiple_after(c.period));
-        }
-        if let Some(e) = self.events.get(self.next_event) {
-            next = next.min(*e);
-        }
-        next
-    }
-
     /// The next boundary and what is due there: first `0` itself, then each
     /// later boundary up to and including `end`; `None` after `end`.
     pub fn advance(&mut self) -> Option<(Micros, Due)> {
@@ -117,13 +109,35 @@ impl Timeline {
         } else if self.now >= self.end {
             return None;
         } else {
-            self.next_after(self.now)
+            let mut next = self.end;
+            for d in &self.next_due {
+                next = next.min(*d);
+            }
+            if let Some(e) = self.events.get(self.next_event) {
+                next = next.min(*e);
+            }
+            next
         };
+        let mut mask = 0u64;
+        for (i, (d, c)) in self.next_due.iter_mut().zip(&self.cadences).enumerate() {
+            if *d == t {
+                mask |= 1 << i;
+                *d = Micros(d.0 + c.period.0);
+            }
+        }
+        let mut event = false;
         while self.next_event < self.events.len() && self.events[self.next_event] <= t {
+            event |= self.events[self.next_event] == t;
             self.next_event += 1;
         }
         self.now = t;
-        Some((t, self.due_at(t)))
+        Some((
+            t,
+            Due {
+                cadences: mask,
+                event,
+            },
+        ))
     }
 }
 
@@ -189,6 +203,46 @@ mod tests {
                 .index_of("x"),
             Some(0)
         );
+    }
+
+    #[test]
+    fn advancing_agrees_with_the_arithmetic_definition() {
+        // Every boundary and its due set equal what due_at computes from
+        // the multiples, over cadences that do not divide each other, off-grid
+        // events and an end off the grid.
+        let mut t = Timeline::new(
+            vec![
+                cad("physics", 1000),
+                cad("a", 3000),
+                cad("b", 7000),
+                cad("c", 250_000),
+            ],
+            vec![Micros(1), Micros(6999), Micros(7000), Micros(123_456)],
+            Micros(1_000_500),
+        )
+        .unwrap();
+        let reference = t.clone();
+        let mut last: Option<u64> = None;
+        while let Some((at, due)) = t.advance() {
+            assert_eq!(due, reference.due_at(at), "at {at:?}");
+            if let Some(prev) = last {
+                assert!(at.0 > prev);
+                let next = [1000u64, 3000, 7000, 250_000]
+                    .iter()
+                    .map(|p| Micros(prev).next_multiple_after(Micros(*p)).0)
+                    .chain(
+                        [1u64, 6999, 7000, 123_456]
+                            .into_iter()
+                            .filter(|e| *e > prev),
+                    )
+                    .chain([1_000_500u64])
+                    .min()
+                    .unwrap();
+                assert_eq!(at.0, next, "no boundary skipped after {prev}");
+            }
+            last = Some(at.0);
+        }
+        assert_eq!(last, Some(1_000_500u64));
     }
 
     #[test]

@@ -65,6 +65,7 @@ impl OcvTable {
     }
 
     /// Voltage at `soc` (clamped to [0, 1]).
+    #[inline(always)]
     pub fn voltage(&self, soc: f64) -> f64 {
         let s = soc.clamp(0.0, 1.0);
         let last = self.slope.len() - 1;
@@ -134,6 +135,7 @@ impl Battery {
     }
 
     /// Internal EMF behind R0: OCV(SOC) - V1 (or the ideal voltage).
+    #[inline]
     pub fn emf(&self, soc: f64, v1: f64) -> f64 {
         match &self.model {
             BatteryModel::Thevenin { ocv, .. } => ocv.voltage(soc) - v1,

@@ -86,6 +86,25 @@ impl Source {
         }
     }
 
+    /// One battery (EMF `emf`, conductance `g = 1 / R0`, infinite for an
+    /// ideal source), connected or not: the same as [`Source::combine`] of it.
+    #[inline]
+    pub fn single(emf: f64, g: f64, connected: bool) -> Source {
+        if connected {
+            Source {
+                emf_v: emf,
+                conductance_s: g,
+                count: 1,
+            }
+        } else {
+            Source {
+                emf_v: 0.0,
+                conductance_s: 0.0,
+                count: 0,
+            }
+        }
+    }
+
     /// Current of battery `j` (EMF `emf_j`, conductance `g_j`) when the bus
     /// is at `bus_v` carrying `load_a`. The currents of the connected
     /// batteries add up to `load_a`.
@@ -157,6 +176,37 @@ impl MotorLoads<'_> {
         (linear, saturated)
     }
 
+    /// One pass at the motor voltage `kv` (duty-scaled bus voltage):
+    /// classifies every motor, writes its winding current, and sums what the
+    /// bus equation needs for that set of clamps.
+    #[inline(always)]
+    fn scan(&self, kv: f64, current_a: &mut [f64]) -> Scan {
+        let imax = self.current_limit_a;
+        let mut s = Scan {
+            set: (0, 0),
+            a: 0.0,
+            b: 0.0,
+            p_sat: 0.0,
+        };
+        let motors = self.duty.iter().zip(self.back_emf_v).zip(current_a);
+        for (i, ((&d, &e), c)) in motors.enumerate() {
+            let raw = (d * kv - e) * self.inv_resistance;
+            if raw >= imax {
+                s.set.1 |= 1 << i;
+                s.p_sat += self.limited_power(i);
+                *c = imax;
+            } else if raw > 0.0 {
+                s.set.0 |= 1 << i;
+                s.a += d * d;
+                s.b += d * e;
+                *c = raw;
+            } else {
+                *c = 0.0;
+            }
+        }
+        s
+    }
+
     /// `(sum d^2, sum d e)` over the linear set and the power the
     /// saturated set takes.
     fn sums(&self, set: (u32, u32)) -> (f64, f64, f64) {
@@ -173,6 +223,16 @@ impl MotorLoads<'_> {
         }
         (a, b, p)
     }
+}
+
+/// One classification pass: the sets of linear and current-limited motors,
+/// `sum d^2` and `sum d e` over the linear ones, the limited ones' power.
+#[derive(Debug, Clone, Copy)]
+struct Scan {
+    set: (u32, u32),
+    a: f64,
+    b: f64,
+    p_sat: f64,
 }
 
 /// The solved bus.
@@ -272,7 +332,54 @@ fn highest_root(g: f64, e: f64, motors: &MotorLoads, avionics_w: f64) -> Option<
 /// floor, the duties are zero and the bus settles where the source feeds the
 /// avionics (at its maximum-power point if it cannot). In every case the
 /// load current equals the source's current `G (E - V)`.
+#[inline(always)]
 pub fn solve(
+    source: &Source,
+    floor_v: f64,
+    motors: &MotorLoads,
+    avionics_w: f64,
+    current_a: &mut [f64],
+) -> BusSolution {
+    // The common case, inlined: a real source and every driven motor in its
+    // linear range (no clamp) at the solution, above the floor (undriven
+    // motors, at zero duty, draw nothing either way). The solution for that
+    // set is exact and the same bits the general path gives; one pass at it
+    // checks the set and writes the currents. Anything else goes the
+    // general way.
+    let g = source.conductance_s;
+    let n = motors.duty.len();
+    if source.count > 0 && source.emf_v > 0.0 && g.is_finite() && n < 32 {
+        let e = source.emf_v;
+        let (ir, ie) = (motors.inv_resistance, motors.inv_efficiency);
+        let (mut a, mut b, mut driven) = (0.0, 0.0, 0u32);
+        for (i, (d, em)) in motors.duty.iter().zip(motors.back_emf_v).enumerate() {
+            a += d * d;
+            b += d * em;
+            driven |= u32::from(*d > 0.0) << i;
+        }
+        let (a, b) = (a * ir * ie, b * ir * ie);
+        let a2 = g + a;
+        let b1 = g * e + b;
+        let disc = b1 * b1 - 4.0 * a2 * avionics_w;
+        if disc >= 0.0 {
+            let v = ((b1 + disc.sqrt()) / (2.0 * a2)).min(e);
+            if v >= floor_v && motors.scan(v, current_a).set == (driven, 0) {
+                return BusSolution {
+                    voltage_v: v,
+                    load_a: a * v - b + avionics_w / v,
+                    duty_scale: 1.0,
+                };
+            }
+        }
+    }
+    solve_general(source, floor_v, motors, avionics_w, current_a)
+}
+
+/// Every case: clamps that change between passes, no operating point, the
+/// low-voltage limit, no or an ideal source.
+#[cold]
+#[inline(never)]
+fn solve_general(
     source: &Source,
     floor_v: f64,
     motors: &MotorLoads,
@@ -317,29 +424,43 @@ pub fn solve(
 
     // Full duties: G (E - V) = A V - B + P / V per set of clamped motors
     // (P: avionics and current-limited motors), i.e.
-    // (G + A) V^2 - (G E + B) V + P = 0.
+    // (G + A) V^2 - (G E + B) V + P = 0. Classify at the open-circuit
+    // voltage, solve, reclassify at the solution (which writes the
+    // currents), and repeat while the set changes: one or two passes.
     let mut v = e;
-    let mut set = motors.classify(v);
     let mut operating = false;
+    let mut s = motors.scan(e, current_a);
     for _ in 0..n + 2 {
-        let (a, b, p_sat) = motors.sums(set);
-        let (a, b) = (a * ir * ie, b * ir * ie);
-        let p = avionics_w + p_sat * ie;
+        let (a, b) = (s.a * ir * ie, s.b * ir * ie);
+        let p = avionics_w + s.p_sat * ie;
         let a2 = g + a;
         let b1 = g * e + b;
         let disc = b1 * b1 - 4.0 * a2 * p;
         if disc < 0.0 {
             // More power than the source can deliver with this set.
             v = 0.0;
-        } else {
-            v = (b1 + disc.sqrt()) / (2.0 * a2);
+            let next = motors.scan(0.0, current_a);
+            if next.set == s.set {
+                break;
+            }
+            s = next;
+            continue;
         }
-        let next = motors.classify(v);
-        if next == set {
-            operating = disc >= 0.0;
+        v = ((b1 + disc.sqrt()) / (2.0 * a2)).min(e);
+        let next = motors.scan(v, current_a);
+        if next.set == s.set {
+            if v >= floor_v {
+                // The sums describe this set's load exactly.
+                return BusSolution {
+                    voltage_v: v,
+                    load_a: a * v - b + p / v,
+                    duty_scale: 1.0,
+                };
+            }
+            operating = true;
             break;
         }
-        set = next;
+        s = next;
     }
     if !operating {
         // The fixed point cycled between sets (current-limited motors on a

@@ -99,13 +99,20 @@ fn geometric(h: f64) -> f64 {
 /// Density over geometric altitude as a cubic Hermite table with exact
 /// values and derivatives at 25 m knots (relative error ~1e-14); intervals
 /// holding a layer boundary (a kink in the profile) use the exact formula.
-/// Same range and clamping as [`Isa::at_altitude`].
+/// Each cell stores its cubic in powers of the position within the cell, so
+/// a lookup is one index and a Horner evaluation. Same range and clamping
+/// as [`Isa::at_altitude`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct DensityTable {
-    rho: Vec<f64>,
-    /// d rho / dz times the knot spacing.
-    slope: Vec<f64>,
-    exact: Vec<bool>,
+    /// Per cell: `c0 + t (c1 + t (c2 + t c3))`, `t` in [0, 1]; `exact`
+    /// cells use the formula instead.
+    cells: Vec<DensityCell>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct DensityCell {
+    c: [f64; 4],
+    exact: bool,
 }
 
 const STEP_M: f64 = 25.0;
@@ -130,42 +137,45 @@ impl DensityTable {
             rho.push(a.density_kgpm3);
             slope.push(drho_dh * dh_dz * STEP_M);
         }
-        let exact = (0..n)
+        let cells = (0..n)
             .map(|k| {
                 let (z0, z1) = (
                     MIN_ALT_M + k as f64 * STEP_M,
                     MIN_ALT_M + (k + 1) as f64 * STEP_M,
                 );
-                LAYERS[1..].iter().any(|(base, _)| {
+                let exact = LAYERS[1..].iter().any(|(base, _)| {
                     let zb = geometric(*base);
                     zb > z0 && zb < z1
-                })
+                });
+                // Cubic Hermite in the power basis.
+                let (p0, p1, m0, m1) = (rho[k], rho[k + 1], slope[k], slope[k + 1]);
+                DensityCell {
+                    c: [
+                        p0,
+                        m0,
+                        -3.0 * p0 - 2.0 * m0 + 3.0 * p1 - m1,
+                        2.0 * p0 + m0 - 2.0 * p1 + m1,
+                    ],
+                    exact,
+                }
             })
             .collect();
-        DensityTable { rho, slope, exact }
+        DensityTable { cells }
     }
 
     /// Density at geometric altitude `alt_m`.
+    #[inline]
     pub fn density(&self, alt_m: f64) -> f64 {
         let z = alt_m.clamp(MIN_ALT_M, MAX_ALT_M);
         let pos = (z - MIN_ALT_M) * (1.0 / STEP_M);
-        let k = (pos as usize).min(self.exact.len() - 1);
-        if self.exact[k] {
+        let k = (pos as usize).min(self.cells.len() - 1);
+        let cell = &self.cells[k];
+        if cell.exact {
             return Isa::density_at(z);
         }
         let t = pos - k as f64;
-        let (p0, p1, m0, m1) = (
-            self.rho[k],
-            self.rho[k + 1],
-            self.slope[k],
-            self.slope[k + 1],
-        );
-        let t2 = t * t;
-        let t3 = t2 * t;
-        (2.0 * t3 - 3.0 * t2 + 1.0) * p0
-            + (t3 - 2.0 * t2 + t) * m0
-            + (-2.0 * t3 + 3.0 * t2) * p1
-            + (t3 - t2) * m1
+        let c = &cell.c;
+        c[0] + t * (c[1] + t * (c[2] + t * c[3]))
     }
 }
 

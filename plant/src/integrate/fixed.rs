@@ -43,34 +43,36 @@ impl Integrator {
         }
     }
 
+    // Kept out of line: inlined into a large caller, its loops lose their
+    // vectorization (measured: 600 instead of 400 instructions per step).
+    #[inline(never)]
+    #[allow(clippy::needless_range_loop)]
     fn rk4<S: System + ?Sized>(&mut self, sys: &S, t: f64, h: f64, x: &mut [f64]) {
         let [k1, k2, k3, k4] = &mut self.k[..] else {
             unreachable!("RK4 has four stage buffers")
         };
-        let tmp = &mut self.tmp;
+        // Every buffer cut to the state's length, so the loops below index
+        // without bounds checks and vectorize.
+        let n = x.len();
+        let (k1, k2, k3, k4) = (&mut k1[..n], &mut k2[..n], &mut k3[..n], &mut k4[..n]);
+        let tmp = &mut self.tmp[..n];
         let half = 0.5 * h;
         sys.rhs(t, x, k1);
-        for ((ti, xi), ki) in tmp.iter_mut().zip(x.iter()).zip(k1.iter()) {
-            *ti = xi + half * ki;
+        for i in 0..n {
+            tmp[i] = x[i] + half * k1[i];
         }
         sys.rhs(t + half, tmp, k2);
-        for ((ti, xi), ki) in tmp.iter_mut().zip(x.iter()).zip(k2.iter()) {
-            *ti = xi + half * ki;
+        for i in 0..n {
+            tmp[i] = x[i] + half * k2[i];
         }
         sys.rhs(t + half, tmp, k3);
-        for ((ti, xi), ki) in tmp.iter_mut().zip(x.iter()).zip(k3.iter()) {
-            *ti = xi + h * ki;
+        for i in 0..n {
+            tmp[i] = x[i] + h * k3[i];
         }
         sys.rhs(t + h, tmp, k4);
         let sixth = h / 6.0;
-        for ((((xi, a), b), c), d) in x
-            .iter_mut()
-            .zip(k1.iter())
-            .zip(k2.iter())
-            .zip(k3.iter())
-            .zip(k4.iter())
-        {
-            *xi += sixth * (a + 2.0 * b + 2.0 * c + d);
+        for i in 0..n {
+            x[i] += sixth * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
         }
     }
 }

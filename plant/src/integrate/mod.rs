@@ -297,8 +297,12 @@ impl Integrator {
     }
 }
 
-/// Index of the first non-finite entry.
+/// Index of the first non-finite entry. The common all-finite case is one
+/// pass without early exits.
 fn first_non_finite(x: &[f64]) -> Option<usize> {
+    if x.iter().fold(true, |ok, v| ok & v.is_finite()) {
+        return None;
+    }
     x.iter().position(|v| !v.is_finite())
 }
 

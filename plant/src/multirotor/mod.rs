@@ -62,6 +62,9 @@ pub(crate) struct Derived {
     pub ke: f64,
     pub inv_r: f64,
     pub inv_eta: f64,
+    /// The ESC's deadzone and `1 / (1 - deadzone)`.
+    pub deadzone: f64,
+    pub inv_duty_span: f64,
     pub inv_j: f64,
     pub i_max: f64,
     pub ke_i0: f64,
@@ -78,6 +81,22 @@ pub(crate) struct Derived {
     pub q1: f64,
     pub q2: f64,
     pub ground_effect: Option<GroundEffect>,
+    /// Every thrust axis is exactly (0, 0, -1): the right-hand side takes
+    /// the flat-rotor path (the same arithmetic with the zero terms left out).
+    pub flat: bool,
+    /// Per rotor: thrust axis, moment arm `r x a`, spin axis, hub position.
+    pub axis: [[f64; 3]; MAX_ROTORS],
+    pub arm: [[f64; 3]; MAX_ROTORS],
+    pub spin: [[f64; 3]; MAX_ROTORS],
+    pub position: [[f64; 3]; MAX_ROTORS],
+    pub rotor_inertia: f64,
+    /// Per body axis: linear and quadratic drag, angular damping.
+    pub drag_lin: [f64; 3],
+    pub drag_quad: [f64; 3],
+    pub damping: [f64; 3],
+    /// The inertia tensor and its inverse, row-major.
+    pub inertia: [[f64; 3]; 3],
+    pub inertia_inv: [[f64; 3]; 3],
     /// Farthest contact point from the centre of mass (0 without contact).
     pub contact_reach_m: f64,
     /// Farthest rotor hub from the centre of mass.
@@ -90,10 +109,30 @@ pub(crate) struct Derived {
     pub inv_tau1: [f64; MAX_BATTERIES],
 }
 
+/// The body's constants the right-hand side reads: mass, inertia and its
+/// inverse, drag per axis and angular damping.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BodyConstants {
+    pub mass_kg: f64,
+    pub inertia: Matrix3<f64>,
+    pub inertia_inv: Matrix3<f64>,
+    pub drag_lin: Vector3<f64>,
+    pub drag_quad: Vector3<f64>,
+    pub damping: Vector3<f64>,
+}
+
+fn rows(m: &Matrix3<f64>) -> [[f64; 3]; 3] {
+    [
+        [m[(0, 0)], m[(0, 1)], m[(0, 2)]],
+        [m[(1, 0)], m[(1, 1)], m[(1, 2)]],
+        [m[(2, 0)], m[(2, 1)], m[(2, 2)]],
+    ]
+}
+
 impl Derived {
     #[allow(clippy::too_many_arguments)]
     pub fn of(
-        mass_kg: f64,
+        body: &BodyConstants,
         motor: &Motor,
         esc: &Esc,
         prop: &Propeller,
@@ -102,6 +141,16 @@ impl Derived {
         batteries: &[Battery],
         contact: Option<&Contact>,
     ) -> Self {
+        let mut axis = [[0.0; 3]; MAX_ROTORS];
+        let mut arm = [[0.0; 3]; MAX_ROTORS];
+        let mut spin = [[0.0; 3]; MAX_ROTORS];
+        let mut position = [[0.0; 3]; MAX_ROTORS];
+        for (i, r) in rotors.iter().enumerate() {
+            axis[i] = r.thrust_axis.into();
+            arm[i] = r.moment_arm_m.into();
+            spin[i] = r.spin_axis.into();
+            position[i] = r.position_m.into();
+        }
         let mut g0 = [0.0; MAX_BATTERIES];
         let mut inv_charge = [0.0; MAX_BATTERIES];
         let mut inv_c1 = [0.0; MAX_BATTERIES];
@@ -120,10 +169,12 @@ impl Derived {
         }
         let j0 = prop.zero_thrust_advance_ratio;
         Derived {
-            inv_mass: 1.0 / mass_kg,
+            inv_mass: 1.0 / body.mass_kg,
             ke: motor.ke(),
             inv_r: 1.0 / motor.resistance_ohm,
             inv_eta: 1.0 / esc.efficiency,
+            deadzone: esc.deadzone,
+            inv_duty_span: 1.0 / (1.0 - esc.deadzone),
             inv_j: 1.0 / motor.rotor_inertia_kgm2,
             i_max: motor.current_limit_a,
             ke_i0: motor.ke() * motor.no_load_current_a,
@@ -137,6 +188,19 @@ impl Derived {
             q1: prop.torque_inflow[0],
             q2: prop.torque_inflow[1],
             ground_effect: ground_effect.then(|| GroundEffect::new(prop.radius_m)),
+            flat: rotors
+                .iter()
+                .all(|r| r.thrust_axis == Vector3::new(0.0, 0.0, -1.0)),
+            axis,
+            arm,
+            spin,
+            position,
+            rotor_inertia: motor.rotor_inertia_kgm2,
+            drag_lin: body.drag_lin.into(),
+            drag_quad: body.drag_quad.into(),
+            damping: body.damping.into(),
+            inertia: rows(&body.inertia),
+            inertia_inv: rows(&body.inertia_inv),
             contact_reach_m: contact
                 .map(|c| {
                     c.points_m
@@ -221,7 +285,6 @@ pub struct Multirotor {
     pub name: String,
     pub mass_kg: f64,
     pub inertia_kgm2: Matrix3<f64>,
-    pub(crate) inertia_inv: Matrix3<f64>,
     pub linear_drag_ns_per_m: Vector3<f64>,
     /// Per body axis: force `c |v| v` on the air-relative velocity.
     pub quadratic_drag_ns2_per_m2: Vector3<f64>,

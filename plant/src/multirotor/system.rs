@@ -101,18 +101,25 @@ impl System for HeldPlant<'_> {
     /// Unit quaternion, non-negative rotor speeds, state of charge in [0, 1].
     fn project(&self, x: &mut [f64]) {
         let q = &mut x[StateLayout::QUAT..StateLayout::QUAT + 4];
-        let n = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
+        let inv = 1.0 / (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
         for v in q.iter_mut() {
-            *v /= n;
+            *v *= inv;
         }
         let l = &self.plant.layout;
-        for i in 0..l.rotors {
-            let k = l.rotor_speed(i);
-            x[k] = x[k].max(0.0);
+        let r0 = l.rotor_speed(0);
+        // (NaN becomes 0, as f64::max would make it.)
+        for w in &mut x[r0..r0 + l.rotors] {
+            *w = if *w > 0.0 { *w } else { 0.0 };
         }
         for j in 0..l.batteries {
-            let k = l.soc(j);
-            x[k] = x[k].clamp(0.0, 1.0);
+            let soc = &mut x[l.soc(j)];
+            *soc = if *soc > 1.0 {
+                1.0
+            } else if *soc > 0.0 {
+                *soc
+            } else {
+                0.0
+            };
         }
     }
 }

@@ -13,7 +13,7 @@ use crate::contact::Contact;
 use crate::env::geodesy::{Geodetic, WorldOrigin};
 use crate::env::gravity::Gravity;
 use crate::multirotor::{
-    Derived, MAX_BATTERIES, MAX_ROTORS, Multirotor, Rotor, StateLayout, Tolerances,
+    BodyConstants, Derived, MAX_BATTERIES, MAX_ROTORS, Multirotor, Rotor, StateLayout, Tolerances,
 };
 use crate::propulsion::{Esc, Motor, Propeller, calibrate_thrust_coeff};
 
@@ -539,8 +539,16 @@ impl AircraftSpec {
             batteries: batteries.len(),
         };
         let groups = Tolerances::default().groups(&layout);
-        let k = Derived::of(
+        let body = BodyConstants {
             mass_kg,
+            inertia: inertia_kgm2,
+            inertia_inv,
+            drag_lin: drag,
+            drag_quad: quad_drag,
+            damping,
+        };
+        let k = Derived::of(
+            &body,
             &motor,
             &esc,
             &propeller,
@@ -553,7 +561,6 @@ impl AircraftSpec {
             name: self.name.clone(),
             mass_kg,
             inertia_kgm2,
-            inertia_inv,
             linear_drag_ns_per_m: drag,
             quadratic_drag_ns2_per_m2: quad_drag,
             angular_damping_nms_per_rad: damping,
