@@ -102,6 +102,13 @@ struct lockstep_autopilot {
   float vel_int[3], vel_prev[3], vel_d[3];
   float rate_int[3], rates_prev[3];
   ap_gyro gyro;
+  /* Trigonometry of slowly changing inputs, recomputed when they change
+   * (valid = 0 after reset). */
+  struct {
+    int valid;
+    float yaw, cos_yaw, sin_yaw;
+    float tilt_deg, tan_tilt;
+  } trig;
   int ctrl_init;
   lockstep_setpoints sp;
   float thrust_cmd[LOCKSTEP_MAX_ROTORS];

@@ -18,6 +18,21 @@ void ap_control_reset(ap_t *ap) {
   ap->ctrl_init = 1;
 }
 
+/* Refreshes the cached cos/sin of the yaw target and tan of the tilt limit
+ * when they changed. */
+static void refresh_trig(ap_t *ap) {
+  if (!ap->trig.valid || ap->trig.yaw != ap->tgt.yaw) {
+    ap->trig.yaw = ap->tgt.yaw;
+    ap->trig.cos_yaw = cosf(ap->tgt.yaw);
+    ap->trig.sin_yaw = sinf(ap->tgt.yaw);
+  }
+  if (!ap->trig.valid || ap->trig.tilt_deg != ap->p.tilt_max_deg) {
+    ap->trig.tilt_deg = ap->p.tilt_max_deg;
+    ap->trig.tan_tilt = tanf(ap->p.tilt_max_deg * (float)AP_PI / 180.0f);
+  }
+  ap->trig.valid = 1;
+}
+
 /* Position and velocity loops: writes the NED acceleration setpoint and the
  * resulting thrust vector (N, NED). */
 static void position_velocity(ap_t *ap, float dt, float thrust_vec[3]) {
@@ -79,9 +94,8 @@ static void position_velocity(ap_t *ap, float dt, float thrust_vec[3]) {
     f[2] = -0.95f * total_max;
     sat_z = 1;
   }
-  float tilt_max = p->tilt_max_deg * (float)AP_PI / 180.0f;
   float fxy = sqrtf(f[0] * f[0] + f[1] * f[1]);
-  float fxy_max = -f[2] * tanf(tilt_max);
+  float fxy_max = -f[2] * ap->trig.tan_tilt;
   if (fxy > fxy_max && fxy > 0.0f) {
     f[0] *= fxy_max / fxy;
     f[1] *= fxy_max / fxy;
@@ -106,19 +120,19 @@ static void position_velocity(ap_t *ap, float dt, float thrust_vec[3]) {
   }
 }
 
-/* Attitude setpoint from the thrust vector and yaw. */
-static void attitude_setpoint(const float f[3], float yaw, float q_sp[4]) {
+/* Attitude setpoint from the thrust vector and yaw (cosine and sine given). */
+static void attitude_setpoint(const float f[3], float cy, float sy, float q_sp[4]) {
   float n = ap_norm3(f);
   float bz[3] = {0.0f, 0.0f, 1.0f};
   if (n > 1e-6f)
     for (int i = 0; i < 3; i++) bz[i] = -f[i] / n;
-  float xc[3] = {cosf(yaw), sinf(yaw), 0.0f};
+  float xc[3] = {cy, sy, 0.0f};
   float by[3], bx[3];
   ap_cross3(bz, xc, by);
   float nb = ap_norm3(by);
   if (nb < 1e-6f) { /* thrust horizontal along the heading: pick any */
-    by[0] = -sinf(yaw);
-    by[1] = cosf(yaw);
+    by[0] = -sy;
+    by[1] = cy;
     by[2] = 0.0f;
   } else {
     for (int i = 0; i < 3; i++) by[i] /= nb;
@@ -130,10 +144,11 @@ static void attitude_setpoint(const float f[3], float yaw, float q_sp[4]) {
 void ap_control_run(ap_t *ap, float dt, uint64_t now_us, float torque[3], float *thrust) {
   const ap_params *p = &ap->p;
   if (!ap->ctrl_init) ap_control_reset(ap);
+  refresh_trig(ap);
   float f[3];
   position_velocity(ap, dt, f);
   float q_sp[4];
-  attitude_setpoint(f, ap->tgt.yaw, q_sp);
+  attitude_setpoint(f, ap->trig.cos_yaw, ap->trig.sin_yaw, q_sp);
 
   /* Attitude: q_err = q^-1 (x) q_sp, rate setpoint 2*sign(w)*K*vec(q_err). */
   float qc[4] = {ap->q[0], -ap->q[1], -ap->q[2], -ap->q[3]}, qe[4];

@@ -38,7 +38,7 @@ pub fn parse(table: &BTreeMap<String, toml::Value>) -> Result<Params, (String, S
             ),
             toml::Value::Float(f) => {
                 if !f.is_finite() || f.abs() > f64::from(f32::MAX) {
-                    return Err((key, format!("must be a finite float32, is {f}")));
+                    return Err((key, format!("must be a finite float32, is {f:?}")));
                 }
                 ParamValue::Float(*f as f32)
             }

@@ -105,6 +105,8 @@ pub struct Imu {
     accel_bias: [f64; 3],
     gyro_bias: [f64; 3],
     last: Option<Micros>,
+    /// sqrt(dt) of the last interval (the cadence repeats it).
+    sqrt_dt: (Micros, f64),
 }
 
 impl Imu {
@@ -115,6 +117,7 @@ impl Imu {
             accel_bias: [0.0; 3],
             gyro_bias: [0.0; 3],
             last: None,
+            sqrt_dt: (Micros::ZERO, 0.0),
         }
     }
 
@@ -124,7 +127,11 @@ impl Imu {
 
     pub fn sample(&mut self, t: &Truth) -> lockstep_imu {
         if let Some(last) = self.last {
-            let sq = (t.time - last).as_secs_f64().sqrt();
+            let dt = t.time - last;
+            if dt != self.sqrt_dt.0 {
+                self.sqrt_dt = (dt, dt.as_secs_f64().sqrt());
+            }
+            let sq = self.sqrt_dt.1;
             for k in 0..3 {
                 self.accel_bias[k] +=
                     self.noise.accel_bias_walk_mps2_per_sqrt_s * sq * self.rng.standard_normal();
@@ -334,6 +341,9 @@ pub struct Estimator {
     /// Position, velocity, attitude (small rotation vector), rates.
     bias: [[f64; 3]; 4],
     last: Option<Micros>,
+    /// The AR(1) coefficients `(a, sqrt(1 - a^2))` of the last interval and
+    /// correlation time (the cadence repeats them).
+    ar1: (Micros, f64, f64, f64),
 }
 
 impl Estimator {
@@ -343,6 +353,7 @@ impl Estimator {
             rng,
             bias: [[0.0; 3]; 4],
             last: None,
+            ar1: (Micros::ZERO, f64::NAN, 0.0, 0.0),
         }
     }
 
@@ -357,8 +368,12 @@ impl Estimator {
             c.rates_bias_radps,
         ];
         if let Some(last) = self.last {
-            let a = libm::exp(-(now - last).as_secs_f64() / c.bias_tau_s);
-            let s = libm::sqrt(1.0 - a * a);
+            let dt = now - last;
+            if (dt, c.bias_tau_s) != (self.ar1.0, self.ar1.1) {
+                let a = libm::exp(-dt.as_secs_f64() / c.bias_tau_s);
+                self.ar1 = (dt, c.bias_tau_s, a, libm::sqrt(1.0 - a * a));
+            }
+            let (a, s) = (self.ar1.2, self.ar1.3);
             for (g, b) in self.bias.iter_mut().enumerate() {
                 for v in b.iter_mut() {
                     *v = a * *v + sd[g] * s * self.rng.standard_normal();
