@@ -114,6 +114,23 @@ fn bad_scenario_parameters_are_errors_naming_the_key() {
              MIS_YAW_TO_WP: wrong type (status -7): parameter MIS_YAW_TO_WP is an int32"
         )
     );
+    // An integral float passes as an int32 only below 2e9 (where f32 -> i32
+    // is exact and in range); above, the autopilot's type error stands.
+    assert_eq!(
+        engine_error("MIS_YAW_TO_WP = 3.0e9"),
+        format!(
+            "scenario {file}: key `autopilot.params.MIS_YAW_TO_WP`: parameter \
+             MIS_YAW_TO_WP: wrong type (status -7): parameter MIS_YAW_TO_WP is an int32"
+        )
+    );
+    assert_eq!(
+        engine_error("MIS_YAW_TO_WP = 1.0e9"),
+        format!(
+            "scenario {file}: key `autopilot.params.MIS_YAW_TO_WP`: parameter \
+             MIS_YAW_TO_WP: invalid argument (status -2): parameter MIS_YAW_TO_WP = \
+             1000000000 is outside [0, 1]"
+        )
+    );
     for (params, expect) in [
         (
             "MPC_XY_P = \"fast\"",
@@ -130,6 +147,10 @@ fn bad_scenario_parameters_are_errors_naming_the_key() {
         (
             "MIS_YAW_TO_WP = 3000000000",
             "key `autopilot.params.MIS_YAW_TO_WP`: 3000000000 is outside the int32 range",
+        ),
+        (
+            "\"\" = 1",
+            "key `autopilot.params.`: is not a parameter name",
         ),
     ] {
         assert_eq!(

@@ -227,3 +227,261 @@ fn geometry_that_cannot_control_all_axes_is_refused_at_create() {
         "autopilot create failed: config.mass_kg and config.gravity_mps2 must be positive and finite"
     );
 }
+
+#[test]
+fn create_refuses_a_negative_or_nan_rotor_time_constant() {
+    for tau in [-0.01f32, f32::NAN, f32::INFINITY] {
+        let mut bad = config(&quad_x(), 1.5, 8.0);
+        bad.rotor_time_constant_s = tau;
+        let err = load_bundled().create(&bad).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "autopilot create failed: config.rotor_time_constant_s must be >= 0 and finite (0: unknown)",
+            "{tau}"
+        );
+    }
+    let mut unknown = config(&quad_x(), 1.5, 8.0);
+    unknown.rotor_time_constant_s = 0.0;
+    load_bundled().create(&unknown).unwrap();
+}
+
+#[test]
+fn a_non_finite_gyro_sample_fails_the_step_naming_its_timestamp() {
+    let cfg = config(&quad_x(), 1.5, 8.0);
+    for bad in [f32::NAN, f32::INFINITY] {
+        let (mut ap, t) = hovering(&cfg);
+        let mut f = frame(t + PERIOD_US, ALT, LEVEL);
+        f.fresh_mask |= LOCKSTEP_FRESH_IMU;
+        f.imu.timestamp_us = t + PERIOD_US - 1000;
+        f.imu.gyro_radps = [0.0, bad, 0.0];
+        let mut out = lockstep_actuator_frame::default();
+        match ap.step(f.time_us, &f, &mut out).unwrap_err() {
+            lockstep_abi::AbiError::StepFailed { code, message, .. } => {
+                assert_eq!(code, LOCKSTEP_AP_ERR_INVALID);
+                assert_eq!(
+                    message,
+                    format!("gyro sampled at {} us is not finite", t + PERIOD_US - 1000)
+                );
+            }
+            other => panic!("{other}"),
+        }
+    }
+}
+
+/// A hovering instance whose roll-rate loop is pure P (I and D off), so
+/// that its roll torque setpoint is `-J_x P w_x`: the filtered roll rate can
+/// be read back from it. Level at `ALT`, attitude and rate setpoints 0.
+struct RollRig {
+    ap: Autopilot,
+    t: u64,
+    /// `J_x P`: torque per filtered roll rate.
+    gain: f64,
+}
+
+impl RollRig {
+    fn new() -> RollRig {
+        let cfg = config(&quad_x(), 1.5, 8.0);
+        let (mut ap, t) = hovering(&cfg);
+        for p in ["MC_ROLLRATE_I", "MC_ROLLRATE_D"] {
+            ap.set_param_f32(p, 0.0).unwrap();
+        }
+        let p = f64::from(ap.param_f32("MC_ROLLRATE_P").unwrap());
+        RollRig {
+            ap,
+            t,
+            gain: f64::from(cfg.inertia_diag_kgm2[0]) * p,
+        }
+    }
+
+    /// One autopilot period later: the estimate (its rates `est_roll`) and,
+    /// if given, an IMU sample taken at `(timestamp, gyro roll rate)`.
+    /// Returns the filtered roll rate the rate loop used, and the motors.
+    fn step(&mut self, est_roll: f32, imu: Option<(u64, f32)>) -> (f64, [f32; 4]) {
+        self.t += PERIOD_US;
+        let mut f = frame(self.t, ALT, LEVEL);
+        f.estimate.rates_frd_radps = [est_roll, 0.0, 0.0];
+        if let Some((ts, g)) = imu {
+            f.fresh_mask |= LOCKSTEP_FRESH_IMU;
+            f.imu.timestamp_us = ts;
+            f.imu.gyro_radps = [g, 0.0, 0.0];
+        }
+        let out = step(&mut self.ap, &f);
+        let tau = f64::from(out.setpoints.torque_frd_nm[0]);
+        let m = [out.motors[0], out.motors[1], out.motors[2], out.motors[3]];
+        (-tau / self.gain, m)
+    }
+}
+
+#[test]
+fn an_imu_gap_restarts_the_gyro_filter_without_a_spike() {
+    // A steady roll rate of 0.5 rad/s, an IMU dropout of 40 ms, then the
+    // same rate again. Before the fix the first sample after the gap went
+    // through filters redesigned for the 44 ms gap on the old state: the
+    // filtered rate jumped to 1.65 x the true rate, and the motors with it.
+    let x = 0.5f32;
+    let mut rig = RollRig::new();
+    let mut steady = (0.0, [0.0f32; 4]);
+    for _ in 0..100 {
+        let t = rig.t + PERIOD_US;
+        steady = rig.step(x, Some((t, x)));
+    }
+    assert!(
+        (steady.0 / f64::from(x) - 1.0).abs() < 1e-5,
+        "DC gain 1: {}",
+        steady.0
+    );
+    for _ in 0..10 {
+        // The estimate carries the same rate: the fallback changes nothing.
+        let (w, _) = rig.step(x, None);
+        assert!((w / f64::from(x) - 1.0).abs() < 1e-5, "during the gap: {w}");
+    }
+    for k in 0..50 {
+        let t = rig.t + PERIOD_US;
+        let (w, motors) = rig.step(x, Some((t, x)));
+        assert!(
+            (w / f64::from(x) - 1.0).abs() < 1e-5,
+            "sample {k} after the gap: filtered rate {w} for a true {x}"
+        );
+        for (m, s) in motors.iter().zip(steady.1) {
+            assert!(
+                (m - s).abs() < 1e-5,
+                "sample {k}: motors {motors:?} vs {:?}",
+                steady.1
+            );
+        }
+    }
+    // The rate changes during a second gap (0.5 -> 0.2 rad/s, which the
+    // estimate carries meanwhile). The last gyro sample stays current for 3
+    // IMU periods, then the loop falls back to the estimate's rates; the
+    // first sample after the gap restarts the filter at the new rate,
+    // instead of filtering a step from the stale 0.5.
+    for k in 0..10 {
+        let (w, _) = rig.step(0.2, None);
+        let expect = if k < 3 { 0.5 } else { 0.2 };
+        assert!((w / expect - 1.0).abs() < 1e-5, "gap step {k}: {w}");
+    }
+    let t = rig.t + PERIOD_US;
+    let (w, _) = rig.step(0.2, Some((t, 0.2)));
+    assert!(
+        (w / 0.2 - 1.0).abs() < 1e-5,
+        "restarted at the new rate: {w}"
+    );
+}
+
+#[test]
+fn gyro_staleness_is_measured_in_the_imus_own_period() {
+    // IMU every 20 ms, autopilot every 4 ms; the gyro says 0.5 rad/s, the
+    // (delayed) estimate 0. Before the fix the gyro went stale after 3
+    // autopilot periods (12 ms), so the rate loop switched to the estimate
+    // for the last step of every IMU period.
+    let mut rig = RollRig::new();
+    let mut imu = None;
+    for k in 0..200u64 {
+        let t = rig.t + PERIOD_US;
+        let fresh = k % 5 == 0;
+        if fresh {
+            imu = Some((t, 0.5f32));
+        }
+        let (w, _) = rig.step(0.0, if fresh { imu } else { None });
+        if k >= 10 {
+            assert!((w / 0.5 - 1.0).abs() < 1e-5, "step {k}: the loop used {w}");
+        }
+    }
+}
+
+/// Gain of a second-order Butterworth low-pass at `f` Hz, cutoff `fc`, by
+/// the bilinear transform with prewarping at `fs`.
+fn butterworth_gain(f: f64, fc: f64, fs: f64) -> f64 {
+    let pi = std::f64::consts::PI;
+    let r = (pi * f / fs).tan() / (pi * fc / fs).tan();
+    1.0 / (1.0 + r.powi(4)).sqrt()
+}
+
+/// Steady amplitude of the filtered roll rate for a unit sine of `f` Hz,
+/// IMU sampled every `imu_us` and read at each 4 ms autopilot step (the
+/// latest sample); `cutoff` sets IMU_GYRO_CUTOFF first, if given.
+fn sine_amplitude(f: f64, imu_us: u64, cutoff: Option<f32>) -> f64 {
+    let mut rig = RollRig::new();
+    if let Some(c) = cutoff {
+        rig.ap.set_param_f32("IMU_GYRO_CUTOFF", c).unwrap();
+    }
+    let mut peak: f64 = 0.0;
+    for k in 0..1500u64 {
+        let now = rig.t + PERIOD_US;
+        let ts = now / imu_us * imu_us;
+        let g = (2.0 * std::f64::consts::PI * f * ts as f64 * 1e-6).sin() as f32;
+        let (w, _) = rig.step(g, Some((ts, g)));
+        if k >= 1000 {
+            peak = peak.max(w.abs());
+        }
+    }
+    peak
+}
+
+#[test]
+fn the_gyro_filter_has_unit_dc_gain_and_its_cutoff_at_the_designed_frequency() {
+    // 250 Hz sampling, 40 Hz cutoff: -3 dB at 40 Hz; 20 Hz passes at 0.96.
+    // (Peaks of a sampled sine: within 1 % at 4 samples or more per period
+    // near the crest; 40 Hz gives 6.25.)
+    for (f, tol) in [(5.0, 0.005), (20.0, 0.01), (40.0, 0.03)] {
+        let a = sine_amplitude(f, 4000, None);
+        let expect = butterworth_gain(f, 40.0, 250.0);
+        assert!((a / expect - 1.0).abs() < tol, "{f} Hz: {a} vs {expect}");
+    }
+}
+
+#[test]
+fn a_gyro_cutoff_set_between_steps_takes_effect_at_the_next_sample() {
+    // Two identical instances on the same 20 Hz roll rate; one gets
+    // IMU_GYRO_CUTOFF = 10 Hz in flight. Before the fix it kept flying on
+    // the 40 Hz design: the outputs stayed identical.
+    let mut a = RollRig::new();
+    let mut b = RollRig::new();
+    let sine = |t: u64| (2.0 * std::f64::consts::PI * 20.0 * t as f64 * 1e-6).sin() as f32;
+    let mut diverged_at = None;
+    let mut peak_b: f64 = 0.0;
+    for k in 0..1500u64 {
+        if k == 100 {
+            b.ap.set_param_f32("IMU_GYRO_CUTOFF", 10.0).unwrap();
+        }
+        let t = a.t + PERIOD_US;
+        let (wa, _) = a.step(sine(t), Some((t, sine(t))));
+        let (wb, _) = b.step(sine(t), Some((t, sine(t))));
+        if k < 100 {
+            assert_eq!(wa, wb);
+        } else if wa != wb {
+            diverged_at.get_or_insert(k);
+        }
+        if k >= 1000 {
+            peak_b = peak_b.max(wb.abs());
+        }
+    }
+    assert_eq!(
+        diverged_at,
+        Some(100),
+        "the next sample uses the new cutoff"
+    );
+    let expect = butterworth_gain(20.0, 10.0, 250.0);
+    assert!((peak_b / expect - 1.0).abs() < 0.02, "{peak_b} vs {expect}");
+}
+
+#[test]
+fn an_imu_at_3_ms_read_every_4_ms_is_filtered_as_at_4_ms() {
+    // The autopilot sees gaps of 3 and 6 ms (4 ms on average). Before the
+    // fix the filters were redesigned for each gap on the other design's
+    // state: a steady rate came out biased and rough, a sine distorted.
+    let mut rig = RollRig::new();
+    for k in 0..300u64 {
+        let now = rig.t + PERIOD_US;
+        let ts = now / 3000 * 3000;
+        let (w, _) = rig.step(0.5, Some((ts, 0.5)));
+        if k >= 30 {
+            assert!((w / 0.5 - 1.0).abs() < 1e-5, "step {k}: {w}");
+        }
+    }
+    // A 10 Hz sine: the amplitude of the 4 ms design (samples every 4 ms on
+    // average), within what the uneven sampling itself costs.
+    let a = sine_amplitude(10.0, 3000, None);
+    let expect = butterworth_gain(10.0, 40.0, 250.0);
+    assert!((a / expect - 1.0).abs() < 0.03, "{a} vs {expect}");
+}

@@ -89,9 +89,6 @@ fn check_finite(values: &[f32], name: &str, time_us: u64) -> Result<(), AbiError
     }
 }
 
-/// Checks everything an autopilot wrote at `time_us` against the contract:
-/// motors finite in [0, 1], servos finite in [-1, 1], flags 0/1, a known
-/// mode, a mission index of -1 or more, every setpoint finite.
 /// True when every check below passes: one pass without branches or early
 /// exits (NaN fails every comparison), so a valid frame costs a few dozen
 /// instructions; [`validate_outputs`] looks closer only when this fails.
@@ -116,6 +113,9 @@ fn all_valid(out: &ffi::lockstep_actuator_frame) -> bool {
         & finite(&[s.yaw_rad, s.thrust_n])
 }
 
+/// Checks everything an autopilot wrote at `time_us` against the contract:
+/// motors finite in [0, 1], servos finite in [-1, 1], flags 0/1, a known
+/// mode, a mission index of -1 or more, every setpoint finite.
 pub fn validate_outputs(
     out: &mut ffi::lockstep_actuator_frame,
     time_us: u64,

@@ -41,12 +41,14 @@ typedef struct ap_biquad {
 /* The rate loop's gyro path (filter.c). */
 typedef struct ap_gyro {
   ap_biquad lpf[3];
-  float d_alpha;     /* first-order low-pass of the derivative */
-  float rate[3];     /* filtered body rates, rad/s */
-  float accel[3];    /* filtered angular acceleration, rad/s^2 */
-  uint64_t last_us;  /* timestamp of the last sample used */
-  uint64_t dt_us;    /* sample period the filters are designed for */
-  int valid;
+  float d_rc;          /* time constant of the derivative's low-pass, s */
+  float rate[3];       /* filtered body rates, rad/s */
+  float accel[3];      /* filtered angular acceleration, rad/s^2 */
+  float period_avg_us; /* mean gap between samples (exponential average) */
+  uint64_t last_us;    /* timestamp of the last sample used */
+  uint64_t dt_us;      /* nominal sample period the filters are designed for (0: not yet) */
+  int valid;           /* a sample has been seen */
+  int redesign;        /* a cutoff changed: redesign at the next sample */
 } ap_gyro;
 
 typedef struct ap_mixer {
@@ -124,7 +126,10 @@ void ap_biquad_design(ap_biquad *f, float cutoff_hz, float sample_hz);
 void ap_biquad_reset(ap_biquad *f, float x);
 float ap_biquad_apply(ap_biquad *f, float x);
 void ap_gyro_reset(ap_gyro *g);
+/* period_us: the autopilot's period, standing in for the IMU's until the
+ * second sample has measured it. */
 void ap_gyro_update(ap_gyro *g, const ap_params *p, const float gyro[3], uint64_t t_us, uint32_t period_us);
+/* A sample within AP_GYRO_STALE_PERIODS of the IMU's own period. */
 int ap_gyro_current(const ap_gyro *g, uint64_t now_us, uint32_t period_us);
 /* mixer.c */
 int ap_mixer_build(ap_mixer *m, const lockstep_autopilot_config *cfg, char *err, size_t err_len);

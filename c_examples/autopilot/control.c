@@ -162,7 +162,9 @@ void ap_control_run(ap_t *ap, float dt, uint64_t now_us, float torque[3], float 
   }
 
   /* Rates: angular acceleration command, times inertia, plus w x Jw, on the
-   * filtered gyro (the estimate's rates only while no IMU sample is current). */
+   * filtered gyro (the estimate's rates only while no IMU sample is current,
+   * measured in the IMU's own periods; the autopilot's period stands in
+   * before the IMU's is known). */
   const float *J = ap->cfg.inertia_diag_kgm2;
   int use_gyro = ap_gyro_current(&ap->gyro, now_us, ap->cfg.autopilot_period_us);
   float w[3], alpha[3];

@@ -157,6 +157,9 @@ LOCKSTEP_AP_EXPORT int32_t lockstep_autopilot_param_set_f32(lockstep_autopilot *
     return LOCKSTEP_AP_ERR_INVALID;
   }
   memcpy((char *)&ap->p + d->offset, &value, sizeof(value));
+  /* The gyro filters take a new cutoff at the next IMU sample. */
+  if (d->offset == offsetof(ap_params, gyro_cutoff_hz) || d->offset == offsetof(ap_params, dgyro_cutoff_hz))
+    ap->gyro.redesign = 1;
   return LOCKSTEP_AP_OK;
 }
 

@@ -9,7 +9,10 @@
 //!
 //! A TOML integer sets an integer parameter and a float a float one; when
 //! the autopilot reports the other type, an integral value is passed as that
-//! type instead (`MPC_XY_P = 1` sets the float 1.0).
+//! type instead (`MPC_XY_P = 1` sets the float 1.0; `MIS_YAW_TO_WP = 1.0`
+//! the integer 1, for floats below 2e9 in magnitude, where the conversion
+//! is exact: above, the autopilot's type error is reported). An empty name
+//! is an error naming the key.
 
 use std::collections::BTreeMap;
 

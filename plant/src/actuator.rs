@@ -16,7 +16,10 @@ pub enum Actuator {
 }
 
 impl Actuator {
-    /// States per rotor.
+    /// The most states per rotor any model has.
+    pub const MAX_STATES: usize = 2;
+
+    /// States per rotor (at most [`Actuator::MAX_STATES`]).
     pub fn states(&self) -> usize {
         match self {
             Actuator::Direct => 0,

@@ -32,9 +32,14 @@ pub struct OcvTable {
 }
 
 impl OcvTable {
-    /// `soc` strictly increasing from 0 to 1 (at most 255 knots), one voltage
-    /// each (validated by the spec).
+    /// The most knots a table may have (the grid holds segment indices as
+    /// bytes); the spec's validation refuses more.
+    pub const MAX_KNOTS: usize = 255;
+
+    /// `soc` strictly increasing from 0 to 1 (2 to [`OcvTable::MAX_KNOTS`]
+    /// knots), one voltage each (validated by the spec).
     pub fn new(soc: Vec<f64>, voltage_v: Vec<f64>) -> Self {
+        debug_assert!((2..=Self::MAX_KNOTS).contains(&soc.len()));
         let slope: Vec<f64> = soc
             .windows(2)
             .zip(voltage_v.windows(2))

@@ -10,6 +10,8 @@
 //! quadratic with a closed-form root. [`solve`] classifies the
 //! motors, solves, and reclassifies until the set is consistent: an exact
 //! solution, no tolerance, at most `n + 2` passes (one or two in practice).
+//! A weak source feeding current-limited motors can balance at more than
+//! one voltage; `solve_general` says which one is taken.
 //!
 //! **Low-voltage limit.** When that voltage would fall below the floor, the
 //! ESCs scale every duty by one factor `k < 1` (as an ESC's low-voltage
@@ -87,7 +89,10 @@ impl Source {
     }
 
     /// One battery (EMF `emf`, conductance `g = 1 / R0`, infinite for an
-    /// ideal source), connected or not: the same as [`Source::combine`] of it.
+    /// ideal source), connected or not: the source [`Source::combine`] makes
+    /// of it, up to rounding. Not bit for bit: `combine` computes the EMF as
+    /// `(e g) / g` and, under equal sharing, the conductance as `1 / (1 / g)`;
+    /// this takes `emf` and `g` as they are.
     #[inline]
     pub fn single(emf: f64, g: f64, connected: bool) -> Source {
         if connected {
@@ -332,6 +337,12 @@ fn highest_root(g: f64, e: f64, motors: &MotorLoads, avionics_w: f64) -> Option<
 /// floor, the duties are zero and the bus settles where the source feeds the
 /// avionics (at its maximum-power point if it cannot). In every case the
 /// load current equals the source's current `G (E - V)`.
+///
+/// Which operating point, when there are several: a weak source feeding
+/// current-limited (constant-power) motors can balance at more than one
+/// voltage. The answer is the one [`solve_general`] finds (see there); the
+/// inlined fast path below returns only where that is provably the same
+/// answer, bit for bit.
 #[inline(always)]
 pub fn solve(
     source: &Source,
@@ -340,35 +351,51 @@ pub fn solve(
     avionics_w: f64,
     current_a: &mut [f64],
 ) -> BusSolution {
-    // The common case, inlined: a real source and every driven motor in its
-    // linear range (no clamp) at the solution, above the floor (undriven
-    // motors, at zero duty, draw nothing either way). The solution for that
-    // set is exact and the same bits the general path gives; one pass at it
-    // checks the set and writes the currents. Anything else goes the
-    // general way.
+    // The common case, inlined: a real source, no motor at its current
+    // limit even at the open-circuit voltage `E`, and every driven motor in
+    // its linear range at the solution, above the floor (undriven motors, at
+    // zero duty, draw nothing either way). A winding's current grows with
+    // the bus voltage, so the set of clamps is then the same at `E` and at
+    // the solution: the general path classifies at `E`, solves this very
+    // quadratic in its first pass and returns it, so the two agree bit for
+    // bit (test `the_fast_path_is_the_general_paths_first_pass_bit_for_bit`).
+    // It is also the highest operating point: above it the set cannot
+    // change. A motor at its limit at `E` (but linear lower down) makes a
+    // higher root possible: that case, and anything else, goes the general
+    // way.
     let g = source.conductance_s;
     let n = motors.duty.len();
     if source.count > 0 && source.emf_v > 0.0 && g.is_finite() && n < 32 {
         let e = source.emf_v;
         let (ir, ie) = (motors.inv_resistance, motors.inv_efficiency);
         let (mut a, mut b, mut driven) = (0.0, 0.0, 0u32);
+        // The largest `d E - e`: rounding is monotone, so `top * ir` reaches
+        // the limit exactly when some motor's current at `E` does. (A plain
+        // comparison, not `f64::max`: about half the instructions.)
+        let mut top = f64::NEG_INFINITY;
         for (i, (d, em)) in motors.duty.iter().zip(motors.back_emf_v).enumerate() {
             a += d * d;
             b += d * em;
             driven |= u32::from(*d > 0.0) << i;
+            let over = d * e - em;
+            if over > top {
+                top = over;
+            }
         }
-        let (a, b) = (a * ir * ie, b * ir * ie);
-        let a2 = g + a;
-        let b1 = g * e + b;
-        let disc = b1 * b1 - 4.0 * a2 * avionics_w;
-        if disc >= 0.0 {
-            let v = ((b1 + disc.sqrt()) / (2.0 * a2)).min(e);
-            if v >= floor_v && motors.scan(v, current_a).set == (driven, 0) {
-                return BusSolution {
-                    voltage_v: v,
-                    load_a: a * v - b + avionics_w / v,
-                    duty_scale: 1.0,
-                };
+        if top * ir < motors.current_limit_a {
+            let (a, b) = (a * ir * ie, b * ir * ie);
+            let a2 = g + a;
+            let b1 = g * e + b;
+            let disc = b1 * b1 - 4.0 * a2 * avionics_w;
+            if disc >= 0.0 {
+                let v = ((b1 + disc.sqrt()) / (2.0 * a2)).min(e);
+                if v >= floor_v && motors.scan(v, current_a).set == (driven, 0) {
+                    return BusSolution {
+                        voltage_v: v,
+                        load_a: a * v - b + avionics_w / v,
+                        duty_scale: 1.0,
+                    };
+                }
             }
         }
     }
@@ -377,6 +404,16 @@ pub fn solve(
 
 /// Every case: clamps that change between passes, no operating point, the
 /// low-voltage limit, no or an ideal source.
+///
+/// At full duty it classifies the motors at the open-circuit voltage `E`,
+/// solves that set's quadratic, reclassifies at the root and repeats until
+/// the set is consistent: the operating point this iteration from `E`
+/// reaches. Where the iteration cycles it takes the highest operating point
+/// in `(0, E]` exactly ([`highest_root`]). An operating point below the
+/// floor hands over to the low-voltage limiter, which, should full duty
+/// take less than the source supplies at the floor (so a higher operating
+/// point exists), takes that operating point instead of reporting a duty
+/// factor above 1.
 #[cold]
 #[inline(never)]
 fn solve_general(
@@ -386,39 +423,16 @@ fn solve_general(
     avionics_w: f64,
     current_a: &mut [f64],
 ) -> BusSolution {
-    let n = motors.duty.len();
-    let off = |v: f64, load: f64, current_a: &mut [f64]| {
-        current_a[..n].fill(0.0);
-        BusSolution {
-            voltage_v: v,
-            load_a: load,
-            duty_scale: 0.0,
-        }
-    };
     if source.count == 0 || source.emf_v <= 0.0 {
-        return off(0.0, 0.0, current_a);
+        return off(motors, 0.0, 0.0, current_a);
     }
+    let n = motors.duty.len();
     let e = source.emf_v;
     let (ir, ie) = (motors.inv_resistance, motors.inv_efficiency);
-    let finish = |v: f64, k: f64, current_a: &mut [f64]| {
-        let kv = k * v;
-        for (i, c) in current_a[..n].iter_mut().enumerate() {
-            *c = motors.current(i, kv);
-        }
-        let avionics = if v > 0.0 { avionics_w / v } else { 0.0 };
-        BusSolution {
-            voltage_v: v,
-            load_a: if v > 0.0 {
-                motors.bus_current(v, k) + avionics
-            } else {
-                0.0
-            },
-            duty_scale: k,
-        }
-    };
     if !source.conductance_s.is_finite() {
         // An ideal source holds its voltage; below the floor the ESCs cut.
-        return finish(e, if e >= floor_v { 1.0 } else { 0.0 }, current_a);
+        let k = if e >= floor_v { 1.0 } else { 0.0 };
+        return finish(motors, avionics_w, e, k, current_a);
     }
     let g = source.conductance_s;
 
@@ -475,11 +489,61 @@ fn solve_general(
     // floor or, when the spec sets none, at half the source's EMF (its
     // maximum-power point).
     if operating && v >= floor_v {
-        return finish(v.min(e), 1.0, current_a);
+        return finish(motors, avionics_w, v.min(e), 1.0, current_a);
     }
     let vf = if floor_v > 0.0 { floor_v } else { 0.5 * e };
+    limit_at_floor(g, e, vf, motors, avionics_w, current_a)
+}
 
-    // Low-voltage limit: V = floor, duties scaled by k with load(k) = supply.
+/// All duties off: the bus at `v` carrying `load` (the avionics).
+fn off(motors: &MotorLoads, v: f64, load: f64, current_a: &mut [f64]) -> BusSolution {
+    current_a[..motors.duty.len()].fill(0.0);
+    BusSolution {
+        voltage_v: v,
+        load_a: load,
+        duty_scale: 0.0,
+    }
+}
+
+/// The bus at `v` with duties scaled by `k`: writes the currents and sums
+/// the load.
+fn finish(
+    motors: &MotorLoads,
+    avionics_w: f64,
+    v: f64,
+    k: f64,
+    current_a: &mut [f64],
+) -> BusSolution {
+    let kv = k * v;
+    for (i, c) in current_a[..motors.duty.len()].iter_mut().enumerate() {
+        *c = motors.current(i, kv);
+    }
+    let avionics = if v > 0.0 { avionics_w / v } else { 0.0 };
+    BusSolution {
+        voltage_v: v,
+        load_a: if v > 0.0 {
+            motors.bus_current(v, k) + avionics
+        } else {
+            0.0
+        },
+        duty_scale: k,
+    }
+}
+
+/// The low-voltage limit: the bus held at `vf`, every duty scaled by the
+/// `k` in [0, 1] at which the load equals the supply `G (E - vf)`. When full
+/// duty takes less than that supply, there is no such `k`: the operating
+/// point lies above `vf`, and it is returned at full duty.
+fn limit_at_floor(
+    g: f64,
+    e: f64,
+    vf: f64,
+    motors: &MotorLoads,
+    avionics_w: f64,
+    current_a: &mut [f64],
+) -> BusSolution {
+    let n = motors.duty.len();
+    let (ir, ie) = (motors.inv_resistance, motors.inv_efficiency);
     let supply = g * (e - vf);
     let avionics = avionics_w / vf;
     if supply <= avionics {
@@ -491,10 +555,11 @@ fn solve_general(
         } else {
             0.5 * e
         };
-        return off(v, g * (e - v), current_a);
+        return off(motors, v, g * (e - v), current_a);
     }
     // load(k) - supply = alpha k^2 + beta k + gamma over a set of clamps
-    // (current-limited motors take constant power whatever k).
+    // (current-limited motors take constant power whatever k). A root above
+    // 1 is no solution: the duties cannot exceed full.
     let mut k = 1.0;
     let mut set = motors.classify(vf);
     let mut solved = false;
@@ -510,16 +575,22 @@ fn solve_general(
         };
         k = root.unwrap_or(0.0).clamp(0.0, 1.0);
         let next = motors.classify(k * vf);
-        if next == set && root.is_some() {
+        if next == set && root.is_some_and(|r| r <= 1.0) {
             solved = true;
             break;
         }
         set = next;
     }
     if !solved {
+        let over = |k: f64| motors.bus_current(vf, k) + avionics - supply;
+        if over(1.0) < 0.0 {
+            // Full duty takes less than the supply at the floor: the bus
+            // balances above it.
+            let v = full_duty_root_above(g, e, vf, motors, avionics_w);
+            return finish(motors, avionics_w, v, 1.0, current_a);
+        }
         // The load is continuous and non-decreasing in k: a fixed-count
         // bisection finds where it meets the supply (to the last bits).
-        let over = |k: f64| motors.bus_current(vf, k) + avionics - supply;
         let (mut lo, mut hi) = (0.0, 1.0);
         for _ in 0..64 {
             let mid = 0.5 * (lo + hi);
@@ -531,7 +602,27 @@ fn solve_general(
         }
         k = lo;
     }
-    finish(vf, k, current_a)
+    finish(motors, avionics_w, vf, k, current_a)
+}
+
+/// A full-duty operating point in `[vf, E]`, where the source supplies more
+/// than the load at `vf`: the highest root exactly, or (should rounding put
+/// it below `vf`) a fixed-count bisection of the balance on `[vf, E]`.
+fn full_duty_root_above(g: f64, e: f64, vf: f64, motors: &MotorLoads, avionics_w: f64) -> f64 {
+    if let Some(v) = highest_root(g, e, motors, avionics_w).filter(|v| *v >= vf) {
+        return v.min(e);
+    }
+    let surplus = |v: f64| g * (e - v) - motors.bus_current(v, 1.0) - avionics_w / v;
+    let (mut lo, mut hi) = (vf, e);
+    for _ in 0..64 {
+        let mid = 0.5 * (lo + hi);
+        if surplus(mid) > 0.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 #[cfg(test)]
@@ -599,6 +690,30 @@ mod tests {
                 assert_eq!(*c, m.current(i, v), "motor {i}'s current is handed back");
             }
         }
+    }
+
+    #[test]
+    fn a_single_source_is_combine_of_one_battery_up_to_rounding() {
+        let mut next = lcg(7);
+        for _ in 0..10_000 {
+            let (e, g) = (5.0 + 20.0 * next(), 1.0 / (0.001 + next()));
+            let s = Source::single(e, g, true);
+            for sharing in [Sharing::Resistance, Sharing::Equal] {
+                let c = Source::combine(sharing, &[e], &[g], &[true]);
+                assert_eq!(c.count, s.count);
+                assert!((c.emf_v - s.emf_v).abs() <= 2.0 * f64::EPSILON * e);
+                assert!((c.conductance_s - s.conductance_s).abs() <= 2.0 * f64::EPSILON * g);
+            }
+        }
+        let ideal = Source::single(12.0, f64::INFINITY, true);
+        let c = Source::combine(Sharing::Equal, &[12.0], &[f64::INFINITY], &[true]);
+        assert_eq!(
+            (c.emf_v, c.conductance_s),
+            (ideal.emf_v, ideal.conductance_s)
+        );
+        let none = Source::single(12.0, 10.0, false);
+        let c = Source::combine(Sharing::Resistance, &[12.0], &[10.0], &[false]);
+        assert_eq!(c, none);
     }
 
     #[test]
@@ -784,5 +899,118 @@ mod tests {
             regimes.iter().all(|r| *r > 500),
             "every regime is exercised: {regimes:?}"
         );
+    }
+
+    /// A fixed pseudo-random stream in [0, 1) (linear congruential, the same
+    /// on every host).
+    fn lcg(seed: u64) -> impl FnMut() -> f64 {
+        let mut state = seed;
+        move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        }
+    }
+
+    #[test]
+    fn the_fast_path_is_the_general_paths_first_pass_bit_for_bit() {
+        // Strong and weak sources (R0 up to 3 Ohm, where current-limited
+        // motors can balance at several voltages), low and high current
+        // limits, floors from none to above the EMF. Before the fast path
+        // required every motor below its limit at the open-circuit voltage,
+        // 1 in 120 of these cases differed: in the last bits of the load, or
+        // in the operating point itself (4 V against 15 V).
+        let mut next = lcg(0x9e37_79b9_7f4a_7c15);
+        let mut limited_at_e_only = 0;
+        for case in 0..100_000 {
+            let n = 1 + (next() * 8.0) as usize;
+            let duty: Vec<f64> = (0..n)
+                .map(|_| if next() < 0.1 { 0.0 } else { next() })
+                .collect();
+            let emf: Vec<f64> = (0..n).map(|_| 12.0 * next()).collect();
+            let m = MotorLoads {
+                duty: &duty,
+                back_emf_v: &emf,
+                inv_resistance: 1.0 / (0.05 + 0.3 * next()),
+                current_limit_a: 1.0 + 40.0 * next(),
+                inv_efficiency: 1.0 / (0.7 + 0.3 * next()),
+            };
+            let e = 8.0 + 18.0 * next();
+            let r0 = if next() < 0.5 {
+                0.005 + 0.2 * next()
+            } else {
+                0.2 + 3.0 * next()
+            };
+            let src = one(e, r0);
+            let floor = if next() < 0.3 {
+                0.0
+            } else {
+                e * (0.3 + 0.8 * next())
+            };
+            let avionics = 20.0 * next();
+            let (mut fast_cur, mut gen_cur) = (vec![0.0; n], vec![0.0; n]);
+            let fast = solve(&src, floor, &m, avionics, &mut fast_cur);
+            let general = solve_general(&src, floor, &m, avionics, &mut gen_cur);
+            let bits = |b: &BusSolution| [b.voltage_v, b.load_a, b.duty_scale].map(f64::to_bits);
+            assert_eq!(
+                bits(&fast),
+                bits(&general),
+                "case {case}: fast {fast:?}, general {general:?}\nduty {duty:?} emf {emf:?} e {e} r0 {r0} floor {floor} av {avionics}"
+            );
+            assert_eq!(
+                fast_cur.iter().map(|c| c.to_bits()).collect::<Vec<_>>(),
+                gen_cur.iter().map(|c| c.to_bits()).collect::<Vec<_>>(),
+                "case {case}: currents"
+            );
+            // Supply equals load on weak sources too.
+            let supply = (e - general.voltage_v) / r0;
+            assert!(
+                (general.load_a - supply).abs() <= 1e-9 * supply.abs().max(1.0),
+                "case {case}: load {} A, supply {supply} A",
+                general.load_a
+            );
+            if general.duty_scale == 1.0
+                && m.classify(e).1 != 0
+                && m.classify(general.voltage_v).1 == 0
+            {
+                limited_at_e_only += 1;
+            }
+        }
+        assert!(
+            limited_at_e_only > 1000,
+            "the sweep holds the cases the fast path must leave alone: {limited_at_e_only}"
+        );
+    }
+
+    #[test]
+    fn a_limiter_root_above_one_means_the_bus_balances_above_the_floor() {
+        // The limiter is asked to hold a floor below the full-duty operating
+        // point (as if the full-duty iteration had settled on a root below
+        // the floor while a higher one exists). No duty factor <= 1
+        // balances there: before the fix the limiter's root k > 1 was
+        // clamped to 1 and reported at the floor with load != supply.
+        let (e, r0) = (12.0, 0.1);
+        let mut cur = [0.0; 2];
+        // Motors linear at the floor (the limiter's quadratic has a root
+        // k > 1), and motors off at the floor (no root at all).
+        for (emf, vf) in [([5.0, 5.0], 9.0), ([9.5, 9.5], 9.0)] {
+            let m = motors(&[0.9, 0.9], &emf, 60.0);
+            let b = limit_at_floor(1.0 / r0, e, vf, &m, 5.0, &mut cur);
+            let expect = bisect(&one(e, r0), &m, 5.0);
+            assert!(expect > vf + 0.2, "{expect}");
+            assert_eq!(b.duty_scale, 1.0);
+            assert!((b.voltage_v - expect).abs() < 1e-9, "{b:?} vs {expect}");
+            let supply = (e - b.voltage_v) / r0;
+            assert!(
+                (b.load_a / supply - 1.0).abs() < 1e-9,
+                "{b:?}: supply {supply}"
+            );
+        }
+        // Where full duty does overload the floor, the limiter still scales.
+        let m = motors(&[0.9, 0.9], &[9.5, 9.5], 60.0);
+        let b = limit_at_floor(1.0 / r0, e, 11.9, &m, 5.0, &mut cur);
+        assert!(b.duty_scale < 1.0 && b.voltage_v == 11.9, "{b:?}");
+        assert!((b.load_a / ((e - 11.9) / r0) - 1.0).abs() < 1e-12, "{b:?}");
     }
 }

@@ -5,8 +5,8 @@
 //! the bus delivered plus the packs' internal losses.
 
 use lockstep_plant::battery::BatteryModel;
-use lockstep_plant::integrate::{Integrator, Method, Options};
-use lockstep_plant::{AircraftSpec, HeldPlant, Multirotor, PlantInputs, PlantOutputs};
+use lockstep_plant::integrate::{Integrator, IntegratorError, Method, Options, Stats, System};
+use lockstep_plant::{AircraftSpec, HeldPlant, Multirotor, PlantInputs, PlantOutputs, Tolerances};
 
 fn plant_at_soc(name: &str, soc: f64) -> Multirotor {
     plant_with(name, soc, None)
@@ -36,6 +36,18 @@ struct Sample {
 /// Flies `plant` open-loop with all motors at `cmd` for `seconds` with RK4
 /// at 1 ms, sampling the outputs at every boundary.
 fn fly(p: &Multirotor, cmd: f64, seconds: f64) -> (Vec<Sample>, Vec<f64>, Vec<f64>) {
+    let (samples, soc0, soc1, _) = fly_with(p, Method::Rk4, cmd, seconds);
+    (samples, soc0, soc1)
+}
+
+/// [`fly`] with `method` over the same 1 ms intervals (an adaptive method
+/// takes substeps of at most the interval); also returns the work done.
+fn fly_with(
+    p: &Multirotor,
+    method: Method,
+    cmd: f64,
+    seconds: f64,
+) -> (Vec<Sample>, Vec<f64>, Vec<f64>, Stats) {
     let mut x = p.state_at([0.0, 0.0, -50.0], [1.0, 0.0, 0.0, 0.0]);
     let mut u = PlantInputs::default();
     u.motor_cmd[..p.rotors.len()].fill(cmd);
@@ -44,7 +56,7 @@ fn fly(p: &Multirotor, cmd: f64, seconds: f64) -> (Vec<Sample>, Vec<f64>, Vec<f6
         inputs: &u,
     };
     let soc0: Vec<f64> = (0..p.batteries.len()).map(|j| x[p.layout.soc(j)]).collect();
-    let mut integ = Integrator::new(Method::Rk4, p.dim(), Options::default()).unwrap();
+    let mut integ = Integrator::new(method, p.dim(), Options::default()).unwrap();
     let mut samples = Vec::new();
     let steps = (seconds * 1000.0) as u64;
     for k in 0..=steps {
@@ -54,11 +66,13 @@ fn fly(p: &Multirotor, cmd: f64, seconds: f64) -> (Vec<Sample>, Vec<f64>, Vec<f6
             soc: (0..p.batteries.len()).map(|j| x[p.layout.soc(j)]).collect(),
         });
         if k < steps {
-            integ.step_interval(&sys, k * 1000, 1000, &mut x).unwrap();
+            integ
+                .step_interval(&sys, k * 1000, 1000, &mut x)
+                .unwrap_or_else(|e| panic!("{method:?} at {k} ms: {e}"));
         }
     }
     let soc1: Vec<f64> = (0..p.batteries.len()).map(|j| x[p.layout.soc(j)]).collect();
-    (samples, soc0, soc1)
+    (samples, soc0, soc1, integ.total_stats())
 }
 
 fn assert_currents_balance(name: &str, p: &Multirotor, samples: &[Sample]) {
@@ -226,4 +240,126 @@ fn soc_stops_at_zero_and_an_empty_pack_is_cut_off() {
     // With the pack cut off the rotors spin down.
     let last = samples.last().unwrap();
     assert!(last.out.rotors[0].speed_radps < 0.5 * samples[first_empty].out.rotors[0].speed_radps);
+}
+
+/// The plant held, with a right-hand side that drives one state to `value`
+/// per second and leaves the others still; the plant's own projection.
+struct Poison<'a> {
+    held: HeldPlant<'a>,
+    index: usize,
+    value: f64,
+}
+
+impl System for Poison<'_> {
+    fn dim(&self) -> usize {
+        self.held.dim()
+    }
+    fn rhs(&self, _t: f64, _x: &[f64], dx: &mut [f64]) {
+        dx.fill(0.0);
+        dx[self.index] = self.value;
+    }
+    fn project(&self, x: &mut [f64]) {
+        self.held.project(x);
+    }
+}
+
+#[test]
+fn a_non_finite_soc_is_an_integrator_error_not_an_empty_or_full_pack() {
+    // Before the fix the projection made NaN and -inf SOC 0 (an empty,
+    // cut-off pack) and +inf SOC 1 before the finiteness check: the
+    // integration went on. A non-finite rotor speed is reported too.
+    let p = plant_at_soc("iris", 0.5);
+    let u = PlantInputs::default();
+    let soc = p.layout.soc(0);
+    let rotor = p.layout.rotor_speed(1);
+    for method in [Method::Euler, Method::Rk4, Method::Dp54] {
+        for (index, value) in [
+            (soc, f64::NAN),
+            (soc, f64::INFINITY),
+            (soc, f64::NEG_INFINITY),
+            (rotor, f64::NAN),
+            (rotor, f64::NEG_INFINITY),
+        ] {
+            let sys = Poison {
+                held: HeldPlant {
+                    plant: &p,
+                    inputs: &u,
+                },
+                index,
+                value,
+            };
+            let mut x = p.state_at([0.0, 0.0, -50.0], [1.0, 0.0, 0.0, 0.0]);
+            let mut integ = Integrator::new(method, p.dim(), Options::default()).unwrap();
+            match integ.step_interval(&sys, 0, 1000, &mut x) {
+                Err(IntegratorError::NonFinite { index: i, .. }) => {
+                    assert_eq!(i, index, "{method:?}, {value}")
+                }
+                other => panic!("{method:?}: state {index} driven to {value}: {other:?}"),
+            }
+        }
+    }
+    // Finite values are still projected: SOC into [0, 1], rotor speeds >= 0.
+    let sys = HeldPlant {
+        plant: &p,
+        inputs: &u,
+    };
+    let mut x = p.state_at([0.0, 0.0, -50.0], [1.0, 0.0, 0.0, 0.0]);
+    x[soc] = 1.5;
+    x[rotor] = -3.0;
+    sys.project(&mut x);
+    assert_eq!((x[soc], x[rotor]), (1.0, 0.0));
+    x[soc] = -0.25;
+    sys.project(&mut x);
+    assert_eq!(x[soc], 0.0);
+}
+
+#[test]
+fn an_adaptive_integrator_crosses_the_empty_pack_cut_off_and_keeps_the_books() {
+    // The cut-off is a jump in the right-hand side (the rotors' acceleration
+    // drops by Kt I / J, about 2e3 rad/s^2 on the Iris): DP5 passes it by
+    // shortening its step, without StepTooSmall, with rotor speeds and SOC
+    // in its error norm too. Up to the last boundary before the cut-off the
+    // chemical energy equals the terminal energy (as in the RK4 test above);
+    // across the cut-off interval the pack gives at most one interval's
+    // energy; after it nothing.
+    for tolerances in [
+        Tolerances::default(),
+        Tolerances {
+            rotor_speeds: Some((1e-4, 1e-6)),
+            soc: Some((1e-9, 1e-6)),
+            v1: Some((1e-6, 1e-6)),
+            ..Tolerances::default()
+        },
+    ] {
+        let mut p = plant_at_soc("iris", 0.004);
+        p.set_tolerances(&tolerances);
+        let (samples, soc0, soc1, stats) = fly_with(&p, Method::Dp54, 0.5, 10.0);
+        eprintln!("{tolerances:?}: {stats:?}");
+        assert_eq!(soc1[0], 0.0, "stops at exactly 0");
+        let empty = samples
+            .iter()
+            .position(|s| s.soc[0] == 0.0)
+            .expect("the pack empties within 10 s");
+        assert!(empty > 100, "it flew on charge first");
+        assert_currents_balance("iris, DP5", &p, &samples);
+        let before = &samples[..empty];
+        let last = before.last().unwrap();
+        let chemical = chemical_energy_j(&p, 0, last.soc[0], soc0[0]);
+        let by_power = terminal_energy(&p, before);
+        assert!(
+            (by_power / chemical - 1.0).abs() < 1e-5,
+            "{tolerances:?}: {by_power} J through the terminals vs {chemical} J from the chemistry"
+        );
+        let power = last.out.bus_voltage_v * last.out.bus_current_a;
+        let straddle = chemical_energy_j(&p, 0, 0.0, last.soc[0]);
+        assert!(
+            straddle > 0.0 && straddle <= 1.2 * power * 1e-3,
+            "{straddle} J in the cut-off interval, {power} W before it"
+        );
+        for s in &samples[empty..] {
+            let b = &s.out.batteries[0];
+            assert!(!b.connected && b.current_a == 0.0, "cut off: {b:?}");
+            assert_eq!(s.soc[0], 0.0);
+        }
+    }
 }

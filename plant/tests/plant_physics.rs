@@ -144,6 +144,39 @@ fn quadratic_drag_gives_the_closed_form_fall_and_terminal_speed() {
 }
 
 #[test]
+fn quadratic_drag_is_per_body_axis_so_it_is_29_percent_lower_at_45_degrees() {
+    // The standard body-axis form, -c_i |v_i| v_i on each axis i (README,
+    // model limits): at 45 degrees between two axes with equal
+    // coefficients the drag is c v^2 / sqrt(2), not c v^2; with unequal
+    // ones it is not antiparallel to the velocity.
+    let c = 0.02;
+    let p = iris_with_drag([0.0; 3], [c, c, 0.0]);
+    let m = p.mass_kg;
+    let v = 8.0;
+    let drag = |p: &Multirotor, vel: [f64; 3]| -> [f64; 2] {
+        let mut x = p.state_at([0.0, 0.0, -500.0], [1.0, 0.0, 0.0, 0.0]);
+        x[3..6].copy_from_slice(&vel);
+        let mut dx = vec![0.0; p.dim()];
+        p.rhs(&x, &PlantInputs::default(), &mut dx);
+        [dx[3] * m, dx[4] * m]
+    };
+    let on_axis = drag(&p, [v, 0.0, 0.0]);
+    assert!((on_axis[0] + c * v * v).abs() < 1e-12, "{on_axis:?}");
+    let d = v / 2f64.sqrt();
+    let diagonal = drag(&p, [d, d, 0.0]);
+    let magnitude = diagonal[0].hypot(diagonal[1]);
+    assert!(
+        (magnitude - c * v * v / 2f64.sqrt()).abs() < 1e-12,
+        "{magnitude}"
+    );
+    let below = 1.0 - magnitude / (c * v * v);
+    assert!((below - 0.29).abs() < 0.005, "{below}: 29 % below on-axis");
+    let p = iris_with_drag([0.0; 3], [c, 2.0 * c, 0.0]);
+    let f = drag(&p, [d, d, 0.0]);
+    assert!((f[1] / f[0] - 2.0).abs() < 1e-12, "not antiparallel: {f:?}");
+}
+
+#[test]
 fn constant_body_rate_decays_with_angular_damping_as_the_closed_form() {
     // Yaw rate about a principal axis: w(t) = w0 exp(-d t / I), psi = w0 I/d (1 - exp(-d t / I)).
     let p = iris();
@@ -498,5 +531,60 @@ fn same_interval_sequence_gives_identical_bits_on_the_full_plant() {
             x.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
         };
         assert_eq!(run(), run(), "{method:?}");
+    }
+}
+
+#[test]
+fn the_largest_plant_has_outputs_the_same_as_its_derivatives() {
+    // 12 rotors, a second-order actuator and 8 packs: 13 + 12 x 3 + 8 x 2 =
+    // 65 states. Before the fix `outputs` used a 64-element scratch and
+    // panicked on this plant (the engine's IMU stage and its log call it).
+    use lockstep_plant::multirotor::{MAX_BATTERIES, MAX_ROTORS, MAX_STATES};
+    use lockstep_plant::spec::{ActuatorModel, RotorSpec};
+    let mut spec = AircraftSpec::builtin("iris").unwrap();
+    spec.rotors = (0..MAX_ROTORS)
+        .map(|i| {
+            let a = (15.0 + 30.0 * i as f64).to_radians();
+            RotorSpec {
+                position_m: [0.4 * a.cos(), 0.4 * a.sin(), 0.0],
+                thrust_axis: [0.0, 0.0, -1.0],
+                spin_dir: if i % 2 == 0 { 1 } else { -1 },
+            }
+        })
+        .collect();
+    spec.actuator.model = ActuatorModel::SecondOrder;
+    spec.actuator.natural_freq_radps = Some(60.0);
+    spec.actuator.damping_ratio = Some(0.8);
+    spec.actuator.rate_limit_per_s = Some(20.0);
+    let pack = spec.batteries[0].clone();
+    spec.batteries = vec![pack; MAX_BATTERIES];
+    let p = spec.build().unwrap();
+    assert_eq!(MAX_STATES, 65);
+    assert_eq!(p.dim(), MAX_STATES);
+    let mut x = p.state_at([0.0, 0.0, -20.0], [1.0, 0.0, 0.0, 0.0]);
+    let mut u = PlantInputs::default();
+    for i in 0..MAX_ROTORS {
+        u.motor_cmd[i] = 0.3 + 0.02 * i as f64;
+        x[p.layout.rotor_speed(i)] = 300.0 + 10.0 * i as f64;
+        x[p.layout.actuator(i)] = u.motor_cmd[i] - 0.05;
+    }
+    fly(&p, Method::Rk4, &mut x, &u, 0.2);
+    let o = p.outputs(&x, &u);
+    let mut dx = vec![0.0; p.dim()];
+    p.rhs(&x, &u, &mut dx);
+    assert_eq!(
+        o.accel_ned_mps2,
+        [dx[3], dx[4], dx[5]],
+        "the same computation"
+    );
+    let packs: f64 = o.batteries.iter().map(|b| b.current_a).sum();
+    assert!(o.bus_current_a > 1.0, "{o:?}");
+    assert!(
+        (packs / o.bus_current_a - 1.0).abs() < 1e-12,
+        "{packs} vs {}",
+        o.bus_current_a
+    );
+    for r in &o.rotors {
+        assert!(r.speed_radps > 0.0 && r.thrust_n > 0.0, "{r:?}");
     }
 }

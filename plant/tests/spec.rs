@@ -111,6 +111,26 @@ fn iris_is_the_specified_airframe() {
 }
 
 #[test]
+fn hexa_product_of_inertia_follows_its_stated_derivation() {
+    // The spec: a 0.3 kg camera 0.07 m forward of and 0.1 m below the centre
+    // of mass. In FRD forward is +x and below is +z, and the tensor element
+    // is I_xz = -sum m x z (the sign was wrong: +0.002).
+    let (m, x, z) = (0.3, 0.07, 0.1);
+    let expect = -m * x * z;
+    let s = AircraftSpec::builtin("hexa").unwrap();
+    let i = s.body.inertia_kgm2;
+    assert!(expect < 0.0);
+    assert!((i[0][2] - expect).abs() < 1e-12, "{} vs {expect}", i[0][2]);
+    assert_eq!(i[2][0], i[0][2], "symmetric");
+    let p = s.build().unwrap();
+    assert_eq!(
+        p.inertia_kgm2[(0, 2)],
+        i[0][2],
+        "used as the tensor element"
+    );
+}
+
+#[test]
 fn every_builtin_builds_and_round_trips_through_canonical_toml() {
     for (name, _) in BUILTIN_SPECS {
         if name == "multirotor-base" {
@@ -430,6 +450,30 @@ fn validation_names_the_key_and_the_rule() {
 }
 
 #[test]
+fn an_ocv_table_has_at_most_255_knots() {
+    // The OCV lookup keeps segment indices in bytes: 255 knots build, 256
+    // are refused by name (they were accepted and the lookup started its
+    // search at a truncated index).
+    let table = |n: usize| -> (Vec<f64>, Vec<f64>) {
+        let soc: Vec<f64> = (0..n).map(|i| i as f64 / (n - 1) as f64).collect();
+        let volts = soc.iter().map(|s| 9.9 + 2.4 * s).collect();
+        (soc, volts)
+    };
+    let mut s = AircraftSpec::builtin("iris").unwrap();
+    let (soc, volts) = table(255);
+    s.batteries[0].ocv_soc = Some(soc);
+    s.batteries[0].ocv_v = Some(volts);
+    s.build().unwrap();
+    let (soc, volts) = table(256);
+    s.batteries[0].ocv_soc = Some(soc);
+    s.batteries[0].ocv_v = Some(volts);
+    assert_eq!(
+        s.build().unwrap_err().to_string(),
+        "iris: key `batteries[0].ocv_soc`: has 256 knots, at most 255 are allowed"
+    );
+}
+
+#[test]
 fn calibration_is_explicit_and_implausible_propulsion_is_refused() {
     // A thrust coefficient 12 times too large (the old Iris): CT 1.5.
     assert_eq!(
@@ -456,15 +500,31 @@ fn calibration_is_explicit_and_implausible_propulsion_is_refused() {
          rotor at 4737 rpm), above 60 % of the 10 A limit: the motor or propeller is too \
          small for the weight"
     );
-    // Calibration is checked the same way once it has produced a coefficient:
-    // a far too weak motor would need an absurd propeller.
-    assert!(
-        invalid(
-            "thrust_coeff_n_s2 = 0.000015667",
-            "max_thrust_to_hover_ratio = 1.05"
-        )
-        .starts_with(
-            "test.toml: key `propeller.thrust_coeff_n_s2`: implies a static thrust coefficient"
+    // Calibration is checked the same way once it has produced a coefficient,
+    // and the error names the key the spec wrote (it named
+    // `propeller.thrust_coeff_n_s2`, which the spec did not have): a far too
+    // weak ratio calibrates an absurd propeller.
+    let msg = invalid(
+        "thrust_coeff_n_s2 = 0.000015667",
+        "max_thrust_to_hover_ratio = 1.05",
+    );
+    let iris = AircraftSpec::builtin("iris").unwrap().build().unwrap();
+    let kt = lockstep_plant::propulsion::calibrate_thrust_coeff(
+        &iris.motor,
+        iris.propeller.torque_coeff_m,
+        iris.batteries[0].nominal_voltage_v,
+        1.05 * iris.mass_kg * iris.gravity_mps2() / 4.0,
+    )
+    .unwrap();
+    let ct = kt * 4.0 * std::f64::consts::PI.powi(2) / (1.225 * 0.254f64.powi(4));
+    assert!(ct < 0.07, "{ct}");
+    assert_eq!(
+        msg,
+        format!(
+            "test.toml: key `propeller.max_thrust_to_hover_ratio`: calibrates the thrust \
+             coefficient to kT = {kt:.4e} N s^2, a static thrust coefficient CT = kT 4 pi^2 / \
+             (rho D^4) = {ct:.4} (rho = 1.225 kg/m^3, D = 0.254 m); real propellers have \
+             0.07 to 0.16: the motor, radius_m and this ratio do not fit together"
         )
     );
     // Switching the checks off is explicit, for what is not a propeller.

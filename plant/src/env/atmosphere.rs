@@ -133,7 +133,8 @@ impl DensityTable {
                 .map_or(LAYERS[0].1, |l| l.1);
             let gmr = G0 / R_AIR;
             let drho_dh = -a.density_kgpm3 * (gmr + lapse) / a.temperature_k;
-            let dh_dz = (R0_GEOPOTENTIAL_M / (R0_GEOPOTENTIAL_M + z)).powi(2);
+            let ratio = R0_GEOPOTENTIAL_M / (R0_GEOPOTENTIAL_M + z);
+            let dh_dz = ratio * ratio;
             rho.push(a.density_kgpm3);
             slope.push(drho_dh * dh_dz * STEP_M);
         }

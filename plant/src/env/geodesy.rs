@@ -61,8 +61,9 @@ pub fn ecef_to_geodetic(p: [f64; 3]) -> Geodetic {
             - pp * (1.0 - E2) * z * z / (q * (1.0 + q))
             - 0.5 * pp * r * r)
             .sqrt();
-    let u = ((r - E2 * r0).powi(2) + z * z).sqrt();
-    let v = ((r - E2 * r0).powi(2) + (1.0 - E2) * z * z).sqrt();
+    let rr = r - E2 * r0;
+    let u = (rr * rr + z * z).sqrt();
+    let v = (rr * rr + (1.0 - E2) * z * z).sqrt();
     let z0 = B * B * z / (a * v);
     Geodetic {
         lat_deg: libm::atan((z + ep2 * z0) / r).to_degrees(),

@@ -52,7 +52,9 @@ fn quaternion_angle(q: &[f64], e: &[f64]) -> f64 {
         let d = q[i] / nq - s * p[i] / np;
         d2 += d * d;
     }
-    4.0 * (0.5 * d2.sqrt()).min(1.0).asin()
+    // libm, not std: the error norm decides accept/reject, so it must give
+    // the same bits on every host.
+    4.0 * libm::asin((0.5 * d2.sqrt()).min(1.0))
 }
 
 /// The error norm over all groups (1.0 = exactly at tolerance).

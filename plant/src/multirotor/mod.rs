@@ -28,6 +28,11 @@ use crate::propulsion::{Esc, GroundEffect, Motor, Propeller, RHO_REF};
 pub const MAX_ROTORS: usize = 12;
 /// Most batteries a plant may have.
 pub const MAX_BATTERIES: usize = 8;
+/// Most states a plant may have: the rigid body, and [`MAX_ROTORS`] rotors
+/// each with its speed and the largest actuator model's states, and
+/// [`MAX_BATTERIES`] batteries with two each (13 + 12 x 3 + 8 x 2 = 65).
+pub const MAX_STATES: usize =
+    StateLayout::RIGID + MAX_ROTORS * (1 + Actuator::MAX_STATES) + 2 * MAX_BATTERIES;
 
 /// One rotor's geometry.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -286,7 +291,8 @@ pub struct Multirotor {
     pub mass_kg: f64,
     pub inertia_kgm2: Matrix3<f64>,
     pub linear_drag_ns_per_m: Vector3<f64>,
-    /// Per body axis: force `c |v| v` on the air-relative velocity.
+    /// Per body axis `i`: force `-c_i |v_i| v_i` on the air-relative
+    /// velocity's component (not on its norm).
     pub quadratic_drag_ns2_per_m2: Vector3<f64>,
     pub angular_damping_nms_per_rad: Vector3<f64>,
     pub rotors: Vec<Rotor>,

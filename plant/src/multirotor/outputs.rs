@@ -45,6 +45,8 @@ pub struct PlantOutputs {
     pub contact_points: usize,
 }
 
+/// All zeros, no contact, every warning `Ok`, and the limiter not acting
+/// (`duty_scale` 1, its neutral value).
 impl Default for PlantOutputs {
     fn default() -> Self {
         let r = RotorOutput {
@@ -64,7 +66,7 @@ impl Default for PlantOutputs {
         PlantOutputs {
             bus_voltage_v: 0.0,
             bus_current_a: 0.0,
-            duty_scale: 0.0,
+            duty_scale: 1.0,
             rotors: [r; MAX_ROTORS],
             batteries: [b; MAX_BATTERIES],
             air_density_kgpm3: 0.0,
@@ -75,5 +77,16 @@ impl Default for PlantOutputs {
             contact_force_ned_n: [0.0; 3],
             contact_points: 0,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PlantOutputs;
+
+    #[test]
+    fn default_outputs_have_the_limiter_not_acting() {
+        // 0 would read as "limiter fully acting" (every duty cut).
+        assert_eq!(PlantOutputs::default().duty_scale, 1.0);
     }
 }

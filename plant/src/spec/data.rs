@@ -69,7 +69,9 @@ pub struct BodySpec {
     #[serde(default)]
     pub linear_drag_ns_per_m: [f64; 3],
     /// Quadratic (body) drag per body axis on the air-relative velocity:
-    /// force `-c |v| v` per axis, `c = rho Cd A / 2`.
+    /// force `-c_i |v_i| v_i` on each body axis `i`, `c_i = rho Cd A_i / 2`
+    /// (the body-axis form: at 45 degrees between two axes with equal
+    /// coefficients the drag is `c v^2 / sqrt(2)`, not `c v^2`).
     #[serde(default)]
     pub quadratic_drag_ns2_per_m2: [f64; 3],
     #[serde(default)]

@@ -199,6 +199,16 @@ fn battery(c: &Check, j: usize, s: &BatterySpec) -> Result<Battery, SpecError> {
                     ),
                 ));
             }
+            if soc.len() > OcvTable::MAX_KNOTS {
+                return Err(c.err(
+                    k("ocv_soc"),
+                    format!(
+                        "has {} knots, at most {} are allowed",
+                        soc.len(),
+                        OcvTable::MAX_KNOTS
+                    ),
+                ));
+            }
             if soc[0] != 0.0
                 || soc[soc.len() - 1] != 1.0
                 || soc.iter().any(|v| !v.is_finite())
@@ -262,9 +272,11 @@ pub const MAX_HOVER_CURRENT_FRACTION: f64 = 0.6;
 /// a static thrust coefficient `CT = kT 4 pi^2 / (rho D^4)` outside 0.07-0.16,
 /// a figure of merit `sqrt(kT / (2 rho A)) / (Q/T)` outside 0.45-0.80, or a
 /// winding current in hover (at the origin's air density) above 60 % of the
-/// current limit.
+/// current limit. `calibrated`: the coefficient came from
+/// `max_thrust_to_hover_ratio`, which the CT error then names.
 fn plausible_propulsion(
     c: &Check,
+    calibrated: bool,
     p: &Propeller,
     m: &Motor,
     weight_n: f64,
@@ -272,6 +284,21 @@ fn plausible_propulsion(
     env: &super::EnvironmentSpec,
 ) -> Result<(), SpecError> {
     let ct = p.static_ct();
+    if calibrated && !(PLAUSIBLE_CT.0..=PLAUSIBLE_CT.1).contains(&ct) {
+        return Err(c.err(
+            "propeller.max_thrust_to_hover_ratio",
+            format!(
+                "calibrates the thrust coefficient to kT = {:.4e} N s^2, a static thrust \
+                 coefficient CT = kT 4 pi^2 / (rho D^4) = {ct:.4} (rho = 1.225 kg/m^3, \
+                 D = {:.3} m); real propellers have {} to {}: the motor, radius_m and this \
+                 ratio do not fit together",
+                p.thrust_coeff,
+                2.0 * p.radius_m,
+                PLAUSIBLE_CT.0,
+                PLAUSIBLE_CT.1
+            ),
+        ));
+    }
     if !(PLAUSIBLE_CT.0..=PLAUSIBLE_CT.1).contains(&ct) {
         return Err(c.err(
             "propeller.thrust_coeff_n_s2",
@@ -291,10 +318,16 @@ fn plausible_propulsion(
             return Err(c.err(
                 "propeller.torque_coeff_m",
                 format!(
-                    "with this thrust coefficient the figure of merit \
+                    "with {} thrust coefficient the figure of merit \
                      sqrt(kT / (2 rho A)) / torque_coeff_m is {fm:.3}; real propellers \
                      have {} to {}: torque_coeff_m is CP D / (2 pi CT)",
-                    PLAUSIBLE_FM.0, PLAUSIBLE_FM.1
+                    if calibrated {
+                        "the calibrated (max_thrust_to_hover_ratio)"
+                    } else {
+                        "this"
+                    },
+                    PLAUSIBLE_FM.0,
+                    PLAUSIBLE_FM.1
                 ),
             ));
         }
@@ -482,6 +515,7 @@ impl AircraftSpec {
         if ps.plausibility_checks {
             plausible_propulsion(
                 &c,
+                ps.max_thrust_to_hover_ratio.is_some(),
                 &propeller,
                 &motor,
                 mass_kg * g,
