@@ -34,12 +34,13 @@ fn main() {
 
     let ap_dir = root.join("c_examples/autopilot");
     let sources: Vec<PathBuf> = AUTOPILOT_SOURCES.iter().map(|s| ap_dir.join(s)).collect();
-    let bundled = shared_lib("lockstep_autopilot", &sources, &include, &[], &out);
+    let bundled = shared_lib("lockstep_autopilot", &sources, &include, &[], &[], &out);
     let single = shared_lib(
         "lockstep_autopilot_single",
         &sources,
         &include,
         &["AP_SINGLE_INSTANCE"],
+        &[],
         &out,
     );
     println!(
@@ -75,6 +76,7 @@ fn shared_lib(
     sources: &[PathBuf],
     include: &Path,
     defines: &[&str],
+    link: &[&str],
     out_dir: &Path,
 ) -> PathBuf {
     let mut build = cc::Build::new();
@@ -99,7 +101,7 @@ fn shared_lib(
         "-shared"
     });
     let lib = out_dir.join(lib_file_name(name));
-    cmd.arg("-o").arg(&lib).args(sources).arg("-lm");
+    cmd.arg("-o").arg(&lib).args(sources).args(link).arg("-lm");
     let status = cmd
         .status()
         .unwrap_or_else(|e| panic!("cannot run the C compiler for {name}: {e}"));
@@ -131,6 +133,36 @@ fn build_broken(root: &Path, include: &Path, dir: &Path) {
         ("step_error", "BROKEN_STEP_ERROR"),
         ("nan_output", "BROKEN_NAN_OUTPUT"),
         ("out_of_range", "BROKEN_OUT_OF_RANGE"),
+        // A valid library that idles disarmed: the baseline of the cases
+        // below, and the source of the damaged files.
+        ("idle", "BROKEN_NONE"),
+        // Faults at 5 s in step, and in the other calls.
+        ("step_segv", "BROKEN_STEP_SEGV"),
+        ("step_abort", "BROKEN_STEP_ABORT"),
+        ("stack_overflow", "BROKEN_STACK_OVERFLOW"),
+        ("step_exit0", "BROKEN_STEP_EXIT0"),
+        ("step__exit", "BROKEN_STEP__EXIT"),
+        ("step_hang", "BROKEN_STEP_HANG"),
+        ("lazy_undefined", "BROKEN_LAZY_UNDEFINED"),
+        ("create_segv", "BROKEN_CREATE_SEGV"),
+        ("destroy_segv", "BROKEN_DESTROY_SEGV"),
+        // Contract violations.
+        ("write_past", "BROKEN_WRITE_PAST"),
+        ("write_sensors", "BROKEN_WRITE_SENSORS"),
+        ("mission_current", "BROKEN_MISSION_CURRENT"),
+        ("mission_count", "BROKEN_MISSION_COUNT"),
+        ("extra_motor", "BROKEN_EXTRA_MOTOR"),
+        ("servo", "BROKEN_SERVO"),
+        ("unknown_caps", "BROKEN_UNKNOWN_CAPS"),
+        // Loading.
+        ("ctor_segv", "BROKEN_CTOR_SEGV"),
+        ("ctor_exit0", "BROKEN_CTOR_EXIT0"),
+        ("ctor_hang", "BROKEN_CTOR_HANG"),
+        ("table_bad_pointer", "BROKEN_TABLE_BAD_POINTER"),
+        ("table_count", "BROKEN_TABLE_COUNT"),
+        ("table_garbage_count", "BROKEN_TABLE_GARBAGE_COUNT"),
+        ("table_duplicate", "BROKEN_TABLE_DUPLICATE"),
+        ("table_duplicate_struct", "BROKEN_TABLE_DUPLICATE_STRUCT"),
     ] {
         let case_define = format!("BROKEN_CASE=\"{case}\"");
         shared_lib(
@@ -138,9 +170,11 @@ fn build_broken(root: &Path, include: &Path, dir: &Path) {
             &src,
             include,
             &[define, &case_define],
+            &[],
             dir,
         );
     }
+    build_damaged_files(&src, include, dir);
 
     // Cases compiled against an altered copy of the header.
     let version_line = header
@@ -209,7 +243,61 @@ fn build_broken(root: &Path, include: &Path, dir: &Path) {
             &src,
             &inc,
             &[&case_define],
+            &[],
             dir,
         );
     }
+}
+
+/// Libraries the dynamic loader refuses before any code runs: a missing
+/// dependency, and damaged copies of a valid library (empty, cut short,
+/// another ELF class, another machine, not ELF at all).
+fn build_damaged_files(src: &[PathBuf], include: &Path, dir: &Path) {
+    // A dependency linked in, then deleted.
+    let phantom_dir = dir.join("phantom");
+    std::fs::create_dir_all(&phantom_dir).expect("create phantom dir");
+    let phantom_src = phantom_dir.join("phantom.c");
+    std::fs::write(&phantom_src, "int lockstep_phantom(void) { return 1; }\n")
+        .expect("write phantom.c");
+    let phantom = shared_lib(
+        "lockstep_phantom",
+        &[phantom_src],
+        include,
+        &[],
+        &[],
+        &phantom_dir,
+    );
+    shared_lib(
+        "lockstep_broken_missing_dependency",
+        src,
+        include,
+        &["BROKEN_CASE=\"missing_dependency\""],
+        &[
+            "-Wl,--no-as-needed",
+            &format!("-L{}", phantom_dir.display()),
+            "-llockstep_phantom",
+        ],
+        dir,
+    );
+    std::fs::remove_file(&phantom).expect("delete the phantom dependency");
+
+    let good = std::fs::read(dir.join(lib_file_name("lockstep_broken_idle")))
+        .expect("read the idle fixture");
+    let write = |case: &str, bytes: &[u8]| {
+        std::fs::write(
+            dir.join(lib_file_name(&format!("lockstep_broken_{case}"))),
+            bytes,
+        )
+        .expect("write a damaged fixture");
+    };
+    write("empty", &[]);
+    write("truncated", &good[..good.len().min(1000)]);
+    write("not_elf", b"this is a text file, not a shared library\n");
+    let mut class = good.clone();
+    class[4] = if class[4] == 2 { 1 } else { 2 }; // EI_CLASS: 64 <-> 32 bit
+    write("wrong_class", &class);
+    let mut machine = good;
+    machine[18] = 40; // e_machine = EM_ARM (little-endian u16 at 18)
+    machine[19] = 0;
+    write("wrong_machine", &machine);
 }

@@ -17,6 +17,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use lockstep_abi::{Isolation, IsolationOptions};
 use lockstep_harness::engine::Engine;
 use lockstep_harness::scenario::Scenario;
 use lockstep_plant::integrate::{Integrator, Method, Options, StepStart};
@@ -291,8 +292,22 @@ fn benches(c: &mut Criterion) {
     g.finish();
 }
 
+/// The isolated mode with the host executable cargo built for this bench.
+fn isolated() -> Isolation {
+    isolated_spinning(IsolationOptions::default().spin)
+}
+
+/// The isolated mode, busy-waiting up to `spin` for an answer.
+fn isolated_spinning(spin: Duration) -> Isolation {
+    Isolation::Process(IsolationOptions {
+        host: Some(env!("CARGO_BIN_EXE_lockstep-autopilot-host").into()),
+        spin,
+        ..IsolationOptions::default()
+    })
+}
+
 /// An engine loitering at 10 m after 15 s of flight, logging at `log`.
-fn loitering_engine(log: Option<&std::path::Path>) -> Engine {
+fn loitering_engine(log: Option<&std::path::Path>, isolation: &Isolation) -> Engine {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let text = format!(
         "schema_version = 1\n[simulation]\nseed = 3\nduration_s = 36000.0\n\
@@ -303,10 +318,11 @@ fn loitering_engine(log: Option<&std::path::Path>) -> Engine {
         root.join("examples/missions/loiter.waypoints").display()
     );
     let s = Scenario::from_toml_str(&text, root.join("bench.toml")).unwrap();
-    let mut e = Engine::new(
+    let mut e = Engine::with_isolation(
         &s,
         std::path::Path::new(env!("LOCKSTEP_BUNDLED_AUTOPILOT")),
         log,
+        isolation,
     )
     .unwrap();
     for _ in 0..15_000 {
@@ -319,16 +335,48 @@ fn loitering_engine(log: Option<&std::path::Path>) -> Engine {
 fn closed_loop(c: &mut Criterion) {
     let mut g = c.benchmark_group("closed_loop_tick");
     g.bench_function("iris_log_off", |b| {
-        let mut e = loitering_engine(None);
+        let mut e = loitering_engine(None, &Isolation::InProcess);
+        b.iter(|| black_box(e.step().unwrap()));
+    });
+    g.bench_function("iris_log_off_isolated", |b| {
+        let mut e = loitering_engine(None, &isolated());
+        b.iter(|| black_box(e.step().unwrap()));
+    });
+    // Isolated without busy-waiting: every answer is a futex wake-up (what
+    // the isolated mode does when the machine's cores are all busy).
+    g.bench_function("iris_log_off_isolated_sleeping", |b| {
+        let mut e = loitering_engine(None, &isolated_spinning(Duration::ZERO));
         b.iter(|| black_box(e.step().unwrap()));
     });
     g.bench_function("iris_log_100hz", |b| {
         let path = std::env::temp_dir().join(format!("lockstep-bench-{}.csv", std::process::id()));
-        let mut e = loitering_engine(Some(&path));
+        let mut e = loitering_engine(Some(&path), &Isolation::InProcess);
         b.iter(|| black_box(e.step().unwrap()));
         drop(e);
         let _ = std::fs::remove_file(&path);
     });
+    g.finish();
+    // One autopilot step alone, in this process and across the isolation
+    // boundary: the difference is the round trip's cost.
+    let mut g = c.benchmark_group("autopilot_step");
+    for (name, isolation) in [
+        ("in_process", Isolation::InProcess),
+        ("isolated", isolated()),
+    ] {
+        g.bench_function(name, |b| {
+            let mut e = loitering_engine(None, &isolation);
+            let mut frame = lockstep_abi::ffi::lockstep_sensor_frame::default();
+            frame.estimate.attitude_q[0] = 1.0;
+            let mut out = lockstep_abi::ffi::lockstep_actuator_frame::default();
+            let mut t = 100_000_000u64;
+            b.iter(|| {
+                t += 4000;
+                frame.time_us = t;
+                e.autopilot().step(t, &frame, &mut out).unwrap();
+                black_box(out.motors[0])
+            });
+        });
+    }
     g.finish();
 }
 

@@ -132,6 +132,13 @@ fn step_error_code_with_time_and_message() {
         "{err:?}"
     );
     assert_eq!(
+        err.to_string(),
+        format!(
+            "autopilot step at t = 0.001000 s failed with status {LOCKSTEP_AP_ERR_INTERNAL} \
+             (internal error): broken fixture: simulated controller fault at 1000 us"
+        )
+    );
+    assert_eq!(
         out.motors[0], 0.25,
         "the output frame is untouched on error"
     );
@@ -147,9 +154,39 @@ fn nan_output_names_the_field_and_time() {
         .step(2000, &frame(2000, [0.0; 3], [1.0, 0.0, 0.0, 0.0]), &mut out)
         .unwrap_err();
     assert!(
-        matches!(&err, AbiError::InvalidOutput { time_us: 2000, field, reason: "not finite", .. } if field == "motors[2]"),
+        matches!(&err, AbiError::InvalidOutput { time_us: 2000, field, reason, .. } if field == "motors[2]" && reason == "not finite"),
         "NaN is never clamped: {err:?}"
     );
+    assert_eq!(
+        err.to_string(),
+        "autopilot output motors[2] = NaN at t = 0.002000 s is invalid: not finite"
+    );
+}
+
+#[test]
+fn a_step_time_that_does_not_increase_names_both_times() {
+    let lib = AutopilotLibrary::load(broken("idle")).unwrap();
+    let mut ap = lib.create(&config(&quad_x(), 1.5, 8.0)).unwrap();
+    step(&mut ap, &frame(5_000_000, [0.0; 3], [1.0, 0.0, 0.0, 0.0]));
+    for t in [5_000_000, 4_999_999] {
+        let mut out = lockstep_actuator_frame::default();
+        let err = ap
+            .step(t, &frame(t, [0.0; 3], [1.0, 0.0, 0.0, 0.0]), &mut out)
+            .unwrap_err();
+        assert!(
+            matches!(&err, AbiError::TimeNotIncreasing { time_us, previous_us: 5_000_000 } if *time_us == t),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "autopilot step at t = {}.{:06} s does not follow the previous step at \
+                 t = 5.000000 s",
+                t / 1_000_000,
+                t % 1_000_000
+            )
+        );
+    }
 }
 
 #[test]
@@ -162,7 +199,7 @@ fn out_of_range_output_is_refused_unless_clamping_is_chosen() {
         .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "autopilot output motors[1] = 1.5 at t=3000 us is invalid: outside [0, 1]"
+        "autopilot output motors[1] = 1.5 at t = 0.003000 s is invalid: outside [0, 1]"
     );
     ap.set_output_policy(OutputPolicy::Clamp);
     ap.step(4000, &frame(4000, [0.0; 3], [1.0, 0.0, 0.0, 0.0]), &mut out)
@@ -213,16 +250,10 @@ fn optional_symbols_absent_are_unsupported_errors() {
     );
     assert!(matches!(
         ap.param_f32("X"),
-        Err(AbiError::Unsupported {
-            symbol: "lockstep_autopilot_param_get_f32",
-            ..
-        })
+        Err(AbiError::Unsupported { symbol, .. }) if symbol == "lockstep_autopilot_param_get_f32"
     ));
     assert!(matches!(
         ap.reset(),
-        Err(AbiError::Unsupported {
-            symbol: "lockstep_autopilot_reset",
-            ..
-        })
+        Err(AbiError::Unsupported { symbol, .. }) if symbol == "lockstep_autopilot_reset"
     ));
 }

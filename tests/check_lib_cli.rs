@@ -137,3 +137,28 @@ fn unloadable_paths_exit_nonzero_with_the_reason() {
         "{text}"
     );
 }
+
+#[test]
+fn the_probes_call_timeout_defaults_to_a_minute() {
+    let out = Command::new(env!("CARGO_BIN_EXE_lockstep"))
+        .args(["check-lib", "--help"])
+        .output()
+        .expect("run lockstep");
+    assert!(out.status.success(), "{out:?}");
+    let help = String::from_utf8(out.stdout).unwrap();
+    let line = help
+        .lines()
+        .find(|l| l.trim_start().starts_with("--call-timeout <CALL_TIMEOUT>"))
+        .unwrap_or_else(|| panic!("no --call-timeout in\n{help}"));
+    assert!(line.ends_with(" [default: 60]"), "{line}");
+}
+
+#[test]
+fn unknown_capability_bits_are_flagged_on_the_capabilities_line() {
+    let (code, text) = check_lib(Some(&broken("unknown_caps")));
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("\ncapabilities  0x80000001: re-entrant, UNKNOWN bits 0x80000000\n"),
+        "{text}"
+    );
+}

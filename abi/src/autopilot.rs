@@ -1,12 +1,16 @@
-//! The safe instance wrapper.
+//! The safe instance wrapper, in this process or isolated in a child.
 
-use std::collections::BTreeSet;
-use std::ffi::{CString, c_char};
-use std::ptr::NonNull;
-use std::sync::{Arc, Mutex};
+use std::path::Path;
 
-use crate::library::{AutopilotLibrary, LibInner};
+use crate::frames::{Vehicle, check_vehicle};
+use crate::instance::{Instance, check_config};
+use crate::isolate::{Isolation, Remote};
+use crate::library::AutopilotLibrary;
 use crate::{AbiError, ffi, validate_outputs};
+
+/// Most mission items an upload may carry (MAVLink's 16-bit sequence
+/// numbers allow 65,535); the isolated mode's shared memory is sized for it.
+pub const MAX_MISSION_ITEMS: usize = 65_535;
 
 /// What [`Autopilot::step`] does with a finite command outside its range.
 /// Non-finite values are always an error.
@@ -19,103 +23,120 @@ pub enum OutputPolicy {
     Clamp,
 }
 
-/// Loaded objects (by file identity) of non-re-entrant libraries that have a
-/// live instance in this process.
-static LIVE_SINGLE_INSTANCE: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
-
-fn live_set() -> std::sync::MutexGuard<'static, BTreeSet<String>> {
-    LIVE_SINGLE_INSTANCE
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
+#[derive(Debug)]
+enum Backend {
+    /// The library runs in this process.
+    Local(Instance),
+    /// The library runs in a child process (see [`crate::isolate`]).
+    Isolated(Box<Remote>),
+    /// Destroyed by [`Autopilot::close`].
+    Closed,
 }
 
-/// Size of the buffers handed to the library for messages.
-const MESSAGE_LEN: usize = 512;
-
-fn message_from(buf: &[u8]) -> String {
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
+fn closed() -> AbiError {
+    AbiError::InvalidInput {
+        reason: "the autopilot instance was closed".into(),
+    }
 }
 
 /// One autopilot instance. Destroyed on drop.
+///
+/// Every step is checked on the harness's side: times strictly increase,
+/// outputs are in range, zero for motors and servos the vehicle lacks, and
+/// consistent with the mission uploaded. The memory contract (a private
+/// sensor copy, a guard zone after the actuator frame) is enforced where the
+/// library runs.
 #[derive(Debug)]
 pub struct Autopilot {
-    lib: Arc<LibInner>,
-    handle: NonNull<ffi::lockstep_autopilot>,
+    backend: Backend,
     policy: OutputPolicy,
     last_time_us: Option<u64>,
-    single_instance: bool,
+    vehicle: Vehicle,
 }
 
-// SAFETY: the header's threading contract lets an instance move between
-// threads between calls; `&mut self` on every call rules out concurrent use.
-unsafe impl Send for Autopilot {}
-
 impl AutopilotLibrary {
-    /// Creates an instance. Refuses a second live instance of a library that
-    /// is not re-entrant, and a config whose size field or rotor count is off.
+    /// Creates an instance in this process. Refuses a second live instance
+    /// of a library that is not re-entrant, and a config whose size field
+    /// or rotor count is off.
     pub fn create(&self, config: &ffi::lockstep_autopilot_config) -> Result<Autopilot, AbiError> {
-        let expected = std::mem::size_of::<ffi::lockstep_autopilot_config>() as u32;
-        if config.struct_size != expected {
-            return Err(AbiError::InvalidInput {
-                reason: format!(
-                    "config.struct_size is {}, must be {expected}",
-                    config.struct_size
-                ),
-            });
-        }
-        if config.rotor_count == 0 || config.rotor_count > ffi::LOCKSTEP_MAX_ROTORS {
-            return Err(AbiError::InvalidInput {
-                reason: format!(
-                    "config.rotor_count is {}, must be 1..={}",
-                    config.rotor_count,
-                    ffi::LOCKSTEP_MAX_ROTORS
-                ),
-            });
-        }
-        let inner = &self.inner;
-        let single_instance = !self.is_reentrant();
-        if single_instance && !live_set().insert(inner.identity.clone()) {
-            return Err(AbiError::NotReentrant {
-                path: inner.path.clone(),
-            });
-        }
-        let mut err = [0u8; MESSAGE_LEN];
-        // SAFETY: `create` is the library's own symbol with the header's
-        // signature; config is a valid struct and err is writable for its length.
-        let raw =
-            unsafe { (inner.req.create)(config, err.as_mut_ptr().cast::<c_char>(), err.len()) };
-        match NonNull::new(raw) {
-            Some(handle) => Ok(Autopilot {
-                lib: Arc::clone(inner),
-                handle,
-                policy: OutputPolicy::default(),
-                last_time_us: None,
-                single_instance,
-            }),
-            None => {
-                if single_instance {
-                    live_set().remove(&inner.identity);
-                }
-                let mut message = message_from(&err);
-                if message.is_empty() {
-                    message = "create returned NULL without a message".into();
-                }
-                Err(AbiError::CreateFailed { message })
-            }
-        }
+        check_config(config)?;
+        let instance = Instance::create(self, config)?;
+        Ok(Autopilot::with(Backend::Local(instance), config))
     }
 }
 
 impl Autopilot {
-    /// The library this instance comes from.
-    pub fn library(&self) -> AutopilotLibrary {
-        AutopilotLibrary {
-            inner: Arc::clone(&self.lib),
+    /// Loads the library at `path` and creates an instance with `config`,
+    /// in this process or in a child process as `isolation` says.
+    ///
+    /// In-process, the library is first probed in a child process when the
+    /// host executable is available (see [`crate::isolate::host_path`]), so
+    /// that a library whose initialisers crash or exit is reported instead
+    /// of taking the harness down.
+    pub fn open(
+        path: &Path,
+        config: &ffi::lockstep_autopilot_config,
+        isolation: &Isolation,
+    ) -> Result<Autopilot, AbiError> {
+        check_config(config)?;
+        match isolation {
+            Isolation::InProcess => {
+                if let Ok(host) = crate::isolate::host_path(None) {
+                    match crate::isolate::probe(&host, path, None) {
+                        Ok(report) => {
+                            report.problem_free()?;
+                        }
+                        // No probe possible here: load as before.
+                        Err(AbiError::HostUnavailable { .. }) => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                AutopilotLibrary::load(path)?.create(config)
+            }
+            Isolation::Process(options) => {
+                let remote = Remote::spawn(path, config, options)?;
+                Ok(Autopilot::with(Backend::Isolated(Box::new(remote)), config))
+            }
         }
     }
 
-    /// Chooses what happens to finite out-of-range commands.
+    fn with(backend: Backend, config: &ffi::lockstep_autopilot_config) -> Autopilot {
+        Autopilot {
+            backend,
+            policy: OutputPolicy::default(),
+            last_time_us: None,
+            vehicle: Vehicle {
+                motors: config.rotor_count as usize,
+                servos: 0,
+                mission_items: 0,
+            },
+        }
+    }
+
+    /// True when the library runs in a child process.
+    pub fn is_isolated(&self) -> bool {
+        matches!(self.backend, Backend::Isolated(_))
+    }
+
+    /// The library's name/version string, when it exports one.
+    pub fn library_name(&self) -> Option<&str> {
+        match &self.backend {
+            Backend::Local(i) => i.library().name.as_deref(),
+            Backend::Isolated(r) => r.info().name.as_deref(),
+            Backend::Closed => None,
+        }
+    }
+
+    /// The library's `LOCKSTEP_AP_CAP_*` bits.
+    pub fn capabilities(&self) -> u32 {
+        match &self.backend {
+            Backend::Local(i) => i.library().capabilities,
+            Backend::Isolated(r) => r.info().capabilities,
+            Backend::Closed => 0,
+        }
+    }
+
+    /// Chooses how out-of-range finite commands are handled.
     pub fn set_output_policy(&mut self, policy: OutputPolicy) {
         self.policy = policy;
     }
@@ -123,20 +144,18 @@ impl Autopilot {
     /// Runs one step at `time_us`. `sensors.time_us` must equal `time_us`,
     /// and times must strictly increase. On success `out` holds the checked
     /// actuator frame; on any error `out` is left untouched.
+    ///
+    /// The contract is enforced: the library steps on a private copy of the
+    /// sensor frame (writing into it, `const` in the header, is an error),
+    /// into an actuator frame followed by a guard zone (writing past it is
+    /// an error), and its outputs must be in range, zero for motors and
+    /// servos the vehicle lacks, and consistent with the mission uploaded.
     pub fn step(
         &mut self,
         time_us: u64,
         sensors: &ffi::lockstep_sensor_frame,
         out: &mut ffi::lockstep_actuator_frame,
     ) -> Result<(), AbiError> {
-        if let Some(previous_us) = self.last_time_us
-            && time_us <= previous_us
-        {
-            return Err(AbiError::TimeNotIncreasing {
-                time_us,
-                previous_us,
-            });
-        }
         if sensors.time_us != time_us {
             return Err(AbiError::InvalidInput {
                 reason: format!(
@@ -145,158 +164,88 @@ impl Autopilot {
                 ),
             });
         }
-        let mut frame = ffi::lockstep_actuator_frame::default();
-        // SAFETY: the library's step with the header's signature; the handle
-        // is live (destroyed only on drop) and both frames are valid.
-        let code =
-            unsafe { (self.lib.req.step)(self.handle.as_ptr(), time_us, sensors, &mut frame) };
-        self.last_time_us = Some(time_us);
-        if code != ffi::LOCKSTEP_AP_OK {
-            return Err(AbiError::StepFailed {
+        if let Some(prev) = self.last_time_us
+            && time_us <= prev
+        {
+            return Err(AbiError::TimeNotIncreasing {
                 time_us,
-                code,
-                message: self.last_error(),
+                previous_us: prev,
             });
         }
+        self.last_time_us = Some(time_us);
+        let mut frame = match &mut self.backend {
+            Backend::Local(i) => *i.step(time_us, sensors)?,
+            Backend::Isolated(r) => r.step(time_us, sensors)?,
+            Backend::Closed => return Err(closed()),
+        };
         validate_outputs(&mut frame, time_us, self.policy)?;
+        check_vehicle(&frame, &self.vehicle, time_us)?;
         *out = frame;
         Ok(())
     }
 
-    /// Replaces the mission.
+    /// Replaces the mission (at most [`MAX_MISSION_ITEMS`] items).
     pub fn upload_mission(&mut self, items: &[ffi::lockstep_mission_item]) -> Result<(), AbiError> {
-        let f = self.lib.opt.mission_upload.ok_or(AbiError::Unsupported {
-            symbol: "lockstep_autopilot_mission_upload",
-            action: "upload a mission",
-        })?;
-        // SAFETY: the library's symbol with the header's signature; items is
-        // valid for items.len() entries (a dangling non-NULL pointer when empty,
-        // never read for count 0).
-        let code = unsafe { f(self.handle.as_ptr(), items.as_ptr(), items.len()) };
-        if code != ffi::LOCKSTEP_AP_OK {
-            return Err(AbiError::MissionRejected {
-                count: items.len(),
-                code,
-                message: self.last_error(),
+        if items.len() > MAX_MISSION_ITEMS {
+            return Err(AbiError::InvalidInput {
+                reason: format!(
+                    "a mission of {} items; at most {MAX_MISSION_ITEMS} can be uploaded",
+                    items.len()
+                ),
             });
         }
-        Ok(())
-    }
-
-    fn param_name(name: &str) -> Result<CString, AbiError> {
-        CString::new(name).map_err(|_| AbiError::Param {
-            name: name.escape_debug().to_string(),
-            code: ffi::LOCKSTEP_AP_ERR_INVALID,
-            message: "the name contains a NUL byte".into(),
-        })
-    }
-
-    fn param_result(&self, name: &str, code: i32) -> Result<(), AbiError> {
-        if code == ffi::LOCKSTEP_AP_OK {
-            Ok(())
-        } else {
-            Err(AbiError::Param {
-                name: name.to_string(),
-                code,
-                message: self.last_error(),
-            })
+        match &mut self.backend {
+            Backend::Local(i) => i.upload_mission(items)?,
+            Backend::Isolated(r) => r.upload_mission(items)?,
+            Backend::Closed => return Err(closed()),
         }
-    }
-
-    /// Calls an optional parameter function with the live handle and the
-    /// name as a C string, mapping absence and failure codes to errors.
-    fn param_call<F: Copy>(
-        &self,
-        f: Option<F>,
-        symbol: &'static str,
-        action: &'static str,
-        name: &str,
-        call: impl FnOnce(F, *mut ffi::lockstep_autopilot, *const c_char) -> i32,
-    ) -> Result<(), AbiError> {
-        let f = f.ok_or(AbiError::Unsupported { symbol, action })?;
-        let c = Self::param_name(name)?;
-        let code = call(f, self.handle.as_ptr(), c.as_ptr());
-        self.param_result(name, code)
+        self.vehicle.mission_items = items.len() as u32;
+        Ok(())
     }
 
     /// Sets a float parameter.
     pub fn set_param_f32(&mut self, name: &str, value: f32) -> Result<(), AbiError> {
-        let f = self.lib.opt.param_set_f32;
-        self.param_call(
-            f,
-            "lockstep_autopilot_param_set_f32",
-            "set a float parameter",
-            name,
-            |f, h, n| {
-                // SAFETY: the library's symbol with the header's signature; live handle, NUL-terminated name.
-                unsafe { f(h, n, value) }
-            },
-        )
+        match &mut self.backend {
+            Backend::Local(i) => i.set_param_f32(name, value),
+            Backend::Isolated(r) => r.set_param_f32(name, value),
+            Backend::Closed => Err(closed()),
+        }
     }
 
     /// Reads a float parameter.
     pub fn param_f32(&mut self, name: &str) -> Result<f32, AbiError> {
-        let mut v = 0.0f32;
-        let f = self.lib.opt.param_get_f32;
-        self.param_call(
-            f,
-            "lockstep_autopilot_param_get_f32",
-            "read a float parameter",
-            name,
-            |f, h, n| {
-                // SAFETY: the library's symbol; live handle, NUL-terminated name, writable out.
-                unsafe { f(h, n, &mut v) }
-            },
-        )?;
-        Ok(v)
+        match &mut self.backend {
+            Backend::Local(i) => i.param_f32(name),
+            Backend::Isolated(r) => r.param_f32(name),
+            Backend::Closed => Err(closed()),
+        }
     }
 
     /// Sets an integer parameter.
     pub fn set_param_i32(&mut self, name: &str, value: i32) -> Result<(), AbiError> {
-        let f = self.lib.opt.param_set_i32;
-        self.param_call(
-            f,
-            "lockstep_autopilot_param_set_i32",
-            "set an integer parameter",
-            name,
-            |f, h, n| {
-                // SAFETY: the library's symbol with the header's signature; live handle, NUL-terminated name.
-                unsafe { f(h, n, value) }
-            },
-        )
+        match &mut self.backend {
+            Backend::Local(i) => i.set_param_i32(name, value),
+            Backend::Isolated(r) => r.set_param_i32(name, value),
+            Backend::Closed => Err(closed()),
+        }
     }
 
     /// Reads an integer parameter.
     pub fn param_i32(&mut self, name: &str) -> Result<i32, AbiError> {
-        let mut v = 0i32;
-        let f = self.lib.opt.param_get_i32;
-        self.param_call(
-            f,
-            "lockstep_autopilot_param_get_i32",
-            "read an integer parameter",
-            name,
-            |f, h, n| {
-                // SAFETY: the library's symbol; live handle, NUL-terminated name, writable out.
-                unsafe { f(h, n, &mut v) }
-            },
-        )?;
-        Ok(v)
+        match &mut self.backend {
+            Backend::Local(i) => i.param_i32(name),
+            Backend::Isolated(r) => r.param_i32(name),
+            Backend::Closed => Err(closed()),
+        }
     }
 
     /// Returns the instance to its just-created state (parameters and mission
     /// kept); the next step may start at any time again.
     pub fn reset(&mut self) -> Result<(), AbiError> {
-        let f = self.lib.opt.reset.ok_or(AbiError::Unsupported {
-            symbol: "lockstep_autopilot_reset",
-            action: "reset an instance",
-        })?;
-        // SAFETY: the library's symbol with the header's signature; live handle.
-        let code = unsafe { f(self.handle.as_ptr()) };
-        if code != ffi::LOCKSTEP_AP_OK {
-            return Err(AbiError::ResetFailed {
-                code,
-                message: self.last_error(),
-            });
+        match &mut self.backend {
+            Backend::Local(i) => i.reset()?,
+            Backend::Isolated(r) => r.reset()?,
+            Backend::Closed => return Err(closed()),
         }
         self.last_time_us = None;
         Ok(())
@@ -304,34 +253,26 @@ impl Autopilot {
 
     /// The library's message for this instance's last failure ("" when it
     /// has none or does not export `lockstep_autopilot_last_error`).
-    pub fn last_error(&self) -> String {
-        let Some(f) = self.lib.opt.last_error else {
-            return String::new();
-        };
-        let mut buf = [0u8; MESSAGE_LEN];
-        // SAFETY: the library's symbol; live handle, buffer writable for its length.
-        let code = unsafe {
-            f(
-                self.handle.as_ptr(),
-                buf.as_mut_ptr().cast::<c_char>(),
-                buf.len(),
-            )
-        };
-        if code == ffi::LOCKSTEP_AP_OK {
-            message_from(&buf)
-        } else {
-            String::new()
+    pub fn last_error(&mut self) -> String {
+        match &mut self.backend {
+            Backend::Local(i) => i.last_error(),
+            Backend::Isolated(r) => r.last_error(),
+            Backend::Closed => String::new(),
         }
     }
-}
 
-impl Drop for Autopilot {
-    fn drop(&mut self) {
-        // SAFETY: the handle came from this library's create and is destroyed
-        // exactly once, here.
-        unsafe { (self.lib.req.destroy)(self.handle.as_ptr()) };
-        if self.single_instance {
-            live_set().remove(&self.lib.identity);
+    /// Destroys the instance now and reports how that went: in the isolated
+    /// mode a crash or hang in `destroy` is an error here (dropping
+    /// destroys too, but cannot report).
+    /// Later calls fail; closing twice is a no-op.
+    pub fn close(&mut self) -> Result<(), AbiError> {
+        match std::mem::replace(&mut self.backend, Backend::Closed) {
+            Backend::Local(i) => {
+                drop(i);
+                Ok(())
+            }
+            Backend::Isolated(r) => r.close(),
+            Backend::Closed => Ok(()),
         }
     }
 }

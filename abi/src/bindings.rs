@@ -426,17 +426,17 @@ const _: () = {
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq)]
 pub struct lockstep_actuator_frame {
-    #[doc = " Motor commands in [0, 1]; index i drives rotor i."]
+    #[doc = " Motor commands in [0, 1]; index i drives rotor i. Entries at and\n  beyond config.rotor_count must be 0 (the harness refuses the step)."]
     pub motors: [f32; 16usize],
-    #[doc = " Servo commands in [-1, 1]."]
+    #[doc = " Servo commands in [-1, 1]; a multirotor has none, so all must be 0."]
     pub servos: [f32; 8usize],
     #[doc = " 1 when armed."]
     pub armed: u32,
     #[doc = " LOCKSTEP_MODE_*"]
     pub mode: u32,
-    #[doc = " Index of the mission item being flown, -1 when none."]
+    #[doc = " Index of the mission item being flown, -1 when none; otherwise below\n  mission_count."]
     pub mission_current: i32,
-    #[doc = " Items in the uploaded mission."]
+    #[doc = " Items in the uploaded mission (0 before any upload)."]
     pub mission_count: u32,
     #[doc = " 1 once the last mission item has been completed."]
     pub mission_finished: u32,

@@ -1,11 +1,16 @@
 //! The one error type of this crate.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::path::PathBuf;
 
+use serde::{Deserialize, Serialize};
+
+use crate::Function;
+
 /// One difference between the layout the harness expects and the one a
 /// library reports.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FieldMismatch {
     /// The struct, e.g. `lockstep_baro`.
     pub struct_name: String,
@@ -34,8 +39,16 @@ fn list_mismatches(m: &[FieldMismatch]) -> String {
         .join("; ")
 }
 
+/// A simulated time as every message writes it: `t = 5.000000 s` (seconds
+/// with all six decimals: the exact microsecond).
+pub fn at(time_us: u64) -> String {
+    format!("t = {}.{:06} s", time_us / 1_000_000, time_us % 1_000_000)
+}
+
 /// Everything that can go wrong between the harness and an autopilot library.
-#[derive(Debug, thiserror::Error)]
+/// Serializable: an isolated instance's host process sends its errors to the
+/// harness as they are.
+#[derive(Debug, thiserror::Error, Serialize, Deserialize)]
 pub enum AbiError {
     /// The path names no file.
     #[error("autopilot library {path} does not exist")]
@@ -60,6 +73,12 @@ pub enum AbiError {
         expected: u32,
         found: u32,
     },
+    /// The library reports capability bits this harness does not know.
+    #[error(
+        "autopilot library {path} reports unknown capability bits {bits:#x} (this harness knows \
+         LOCKSTEP_AP_CAP_REENTRANT = 0x1); it may rely on behaviour the harness does not provide"
+    )]
+    UnknownCapabilities { path: PathBuf, bits: u32 },
     /// The layout table itself is unreadable (NULL, absurd counts, bad strings).
     #[error("autopilot library {path} reports an unusable layout table: {reason}")]
     InvalidLayoutTable { path: PathBuf, reason: String },
@@ -76,7 +95,8 @@ pub enum AbiError {
     /// A second instance of a library that is not re-entrant.
     #[error(
         "autopilot library {path} is not re-entrant (capabilities lack LOCKSTEP_AP_CAP_REENTRANT) \
-         and an instance of it is already alive in this process; drop it first or run another process"
+         and an instance of it is already alive in this process; drop it first, or run each instance \
+         isolated in its own process (lockstep_abi::Isolation::Process, `--isolation process`)"
     )]
     NotReentrant { path: PathBuf },
     /// A config or sensor frame refused before the library sees it.
@@ -86,7 +106,7 @@ pub enum AbiError {
     #[error("autopilot create failed: {message}")]
     CreateFailed { message: String },
     /// step() returned a non-zero status.
-    #[error("autopilot step at t={time_us} us failed with status {code} ({}): {message}", crate::status_name(*code))]
+    #[error("autopilot step at {} failed with status {code} ({}): {message}", at(*time_us), crate::status_name(*code))]
     StepFailed {
         time_us: u64,
         code: i32,
@@ -94,22 +114,45 @@ pub enum AbiError {
     },
     /// The harness asked to step at a time that does not increase.
     #[error(
-        "autopilot step time {time_us} us does not follow the previous step at {previous_us} us"
+        "autopilot step at {} does not follow the previous step at {}", at(*time_us), at(*previous_us)
     )]
     TimeNotIncreasing { time_us: u64, previous_us: u64 },
     /// step() succeeded but wrote a value outside the contract.
-    #[error("autopilot output {field} = {value} at t={time_us} us is invalid: {reason}")]
+    #[error("autopilot output {field} = {value} at {} is invalid: {reason}", at(*time_us))]
     InvalidOutput {
         time_us: u64,
         field: String,
         value: String,
-        reason: &'static str,
+        reason: Cow<'static, str>,
     },
+    /// The library broke the header's contract in a way that could corrupt
+    /// the harness (writing past a frame, into a const frame).
+    #[error("autopilot contract violation at {}: {what}", at(*time_us))]
+    ContractViolation { time_us: u64, what: String },
+    /// The autopilot died or hung (isolated mode): a signal, an exit, no
+    /// answer within the watchdog's limit, or a host process it corrupted.
+    #[error("the autopilot {cause} in {}{}{}", function.name(), time_us.map(|t| format!(" at {}", at(t))).unwrap_or_default(), if detail.is_empty() { String::new() } else { format!(": {detail}") })]
+    Crashed {
+        function: Function,
+        time_us: Option<u64>,
+        /// What happened: `was killed by signal SIGSEGV (segmentation
+        /// fault)`, `exited with status 0`, `hung`.
+        cause: String,
+        /// More about it, or empty.
+        detail: String,
+    },
+    /// An error the host process of an isolated instance could only pass on
+    /// as text.
+    #[error("{message}")]
+    Relayed { message: String },
+    /// The helper executable of the isolated mode cannot be found or started.
+    #[error("cannot start the autopilot host process: {reason}")]
+    HostUnavailable { reason: String },
     /// An optional symbol the call needs is not exported.
     #[error("autopilot library does not export {symbol}, needed to {action}")]
     Unsupported {
-        symbol: &'static str,
-        action: &'static str,
+        symbol: Cow<'static, str>,
+        action: Cow<'static, str>,
     },
     /// The library rejected a mission upload.
     #[error("mission upload of {count} item(s) rejected with status {code} ({}): {message}", crate::status_name(*code))]

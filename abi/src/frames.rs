@@ -46,7 +46,7 @@ fn invalid(time_us: u64, field: String, value: impl ToString, reason: &'static s
         time_us,
         field,
         value: value.to_string(),
-        reason,
+        reason: reason.into(),
     }
 }
 
@@ -111,6 +111,83 @@ fn all_valid(out: &ffi::lockstep_actuator_frame) -> bool {
         & finite(&s.rates_frd_radps)
         & finite(&s.torque_frd_nm)
         & finite(&[s.yaw_rad, s.thrust_n])
+}
+
+/// What the vehicle has, for the contract checks of a step's outputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Vehicle {
+    /// Motors driven (`config.rotor_count`); outputs beyond must be 0.
+    pub motors: usize,
+    /// Servos driven (none on a multirotor); outputs beyond must be 0.
+    pub servos: usize,
+    /// Items of the mission last uploaded (0: none).
+    pub mission_items: u32,
+}
+
+/// The outputs the vehicle does not have are zero, and the mission progress
+/// refers to the mission uploaded. One pass, no early exits.
+pub fn check_vehicle(
+    out: &ffi::lockstep_actuator_frame,
+    v: &Vehicle,
+    time_us: u64,
+) -> Result<(), AbiError> {
+    let unused_motors = &out.motors[v.motors.min(out.motors.len())..];
+    let unused_servos = &out.servos[v.servos.min(out.servos.len())..];
+    let zero = |s: &[f32]| s.iter().fold(true, |ok, x| ok & (*x == 0.0));
+    let current_ok = out.mission_current == -1
+        || (out.mission_current >= 0 && (out.mission_current as u32) < v.mission_items);
+    if zero(unused_motors)
+        & zero(unused_servos)
+        & current_ok
+        & (out.mission_count == v.mission_items)
+    {
+        return Ok(());
+    }
+    if let Some(i) = unused_motors.iter().position(|x| *x != 0.0) {
+        let i = v.motors + i;
+        return Err(AbiError::InvalidOutput {
+            time_us,
+            field: format!("motors[{i}]"),
+            value: out.motors[i].to_string(),
+            reason: format!(
+                "drives a motor the vehicle does not have (it has {} motors, numbered 0 to {})",
+                v.motors,
+                v.motors.saturating_sub(1)
+            )
+            .into(),
+        });
+    }
+    if let Some(i) = unused_servos.iter().position(|x| *x != 0.0) {
+        let i = v.servos + i;
+        return Err(invalid(
+            time_us,
+            format!("servos[{i}]"),
+            out.servos[i],
+            "drives a servo the vehicle does not have",
+        ));
+    }
+    if out.mission_count != v.mission_items {
+        return Err(AbiError::InvalidOutput {
+            time_us,
+            field: "mission_count".into(),
+            value: out.mission_count.to_string(),
+            reason: format!(
+                "differs from the number of mission items uploaded ({})",
+                v.mission_items
+            )
+            .into(),
+        });
+    }
+    Err(AbiError::InvalidOutput {
+        time_us,
+        field: "mission_current".into(),
+        value: out.mission_current.to_string(),
+        reason: format!(
+            "is neither -1 nor an index into the mission uploaded ({} items)",
+            v.mission_items
+        )
+        .into(),
+    })
 }
 
 /// Checks everything an autopilot wrote at `time_us` against the contract:
@@ -209,7 +286,7 @@ mod tests {
             f.motors[2] = f32::NAN;
             assert_eq!(
                 err_text(&mut f, policy),
-                "autopilot output motors[2] = NaN at t=4000 us is invalid: not finite"
+                "autopilot output motors[2] = NaN at t = 0.004000 s is invalid: not finite"
             );
         }
     }
@@ -220,7 +297,7 @@ mod tests {
         f.motors[1] = 1.5;
         assert_eq!(
             err_text(&mut f, OutputPolicy::Reject),
-            "autopilot output motors[1] = 1.5 at t=4000 us is invalid: outside [0, 1]"
+            "autopilot output motors[1] = 1.5 at t = 0.004000 s is invalid: outside [0, 1]"
         );
         f.servos[0] = -2.0;
         validate_outputs(&mut f, 0, OutputPolicy::Clamp).unwrap();
@@ -236,7 +313,7 @@ mod tests {
         f.mode = 99;
         assert!(
             err_text(&mut f, OutputPolicy::Reject)
-                .contains("mode = 99 at t=4000 us is invalid: not a LOCKSTEP_MODE_* value")
+                .contains("mode = 99 at t = 0.004000 s is invalid: not a LOCKSTEP_MODE_* value")
         );
         let mut f = ok_frame();
         f.mission_current = -2;
@@ -245,7 +322,7 @@ mod tests {
         f.setpoints.velocity_ned_mps[1] = f32::INFINITY;
         assert_eq!(
             err_text(&mut f, OutputPolicy::Reject),
-            "autopilot output setpoints.velocity_ned_mps[1] = inf at t=4000 us is invalid: not finite"
+            "autopilot output setpoints.velocity_ned_mps[1] = inf at t = 0.004000 s is invalid: not finite"
         );
     }
 

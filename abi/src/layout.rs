@@ -136,6 +136,43 @@ macro_rules! layout {
     };
 }
 
+/// The field holding byte `offset` of `struct_name`, by the harness's own
+/// layout, nested structs and array elements included, e.g.
+/// `estimate.position_ned_m[0]`; `byte N` when no field holds it.
+pub fn field_at(struct_name: &str, offset: u32) -> String {
+    let all = expected();
+    let mut path = String::new();
+    let mut name = struct_name.to_string();
+    let mut off = offset;
+    while let Some(st) = all.iter().find(|s| s.name == name) {
+        let Some(f) = st
+            .fields
+            .iter()
+            .find(|f| off >= f.offset && off < f.offset + f.count * f.elem_size)
+        else {
+            break;
+        };
+        let index = (off - f.offset) / f.elem_size.max(1);
+        if !path.is_empty() {
+            path.push('.');
+        }
+        path.push_str(&f.name);
+        if f.count > 1 {
+            path.push_str(&format!("[{index}]"));
+        }
+        off = off - f.offset - index * f.elem_size;
+        match &f.type_name {
+            Some(t) => name = t.clone(),
+            None => return path,
+        }
+    }
+    if path.is_empty() {
+        format!("byte {offset}")
+    } else {
+        path
+    }
+}
+
 /// The layout of every shared struct as this harness was compiled, in the
 /// order of the header's `LOCKSTEP_AUTOPILOT_DEFINE_LAYOUT()`.
 pub fn expected() -> Vec<StructLayout> {
@@ -264,7 +301,7 @@ pub fn expected() -> Vec<StructLayout> {
 }
 
 /// The verdict on one struct.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct StructReport {
     pub name: String,
     pub size: u32,
@@ -478,5 +515,27 @@ mod tests {
         assert_eq!(bad[2].found, "absent");
         assert_eq!(bad[3].expected, "absent");
         assert_eq!(bad[3].found, "offset 64, u8 x4");
+    }
+}
+
+#[cfg(test)]
+mod field_at_tests {
+    use super::*;
+    use crate::ffi;
+
+    #[test]
+    fn bytes_are_named_by_their_field_nested_and_indexed() {
+        let est = std::mem::offset_of!(ffi::lockstep_sensor_frame, estimate);
+        let pos = std::mem::offset_of!(ffi::lockstep_estimate, position_ned_m);
+        assert_eq!(
+            field_at("lockstep_sensor_frame", (est + pos + 2) as u32),
+            "estimate.position_ned_m[0]"
+        );
+        assert_eq!(
+            field_at("lockstep_sensor_frame", (est + pos + 5) as u32),
+            "estimate.position_ned_m[1]"
+        );
+        assert_eq!(field_at("lockstep_sensor_frame", 0), "time_us");
+        assert_eq!(field_at("lockstep_sensor_frame", 100_000), "byte 100000");
     }
 }

@@ -27,14 +27,20 @@ pub mod ffi {
 }
 
 mod autopilot;
+mod crash;
 mod error;
+mod file_checks;
 mod frames;
+mod instance;
+pub mod isolate;
 pub mod layout;
 mod library;
 mod symbols;
 
-pub use autopilot::{Autopilot, OutputPolicy};
-pub use error::{AbiError, FieldMismatch};
+pub use autopilot::{Autopilot, MAX_MISSION_ITEMS, OutputPolicy};
+pub use crash::{Function, signal_name};
+pub use error::{AbiError, FieldMismatch, at};
 pub use frames::{config_zeroed, mode_name, status_name, validate_outputs};
-pub use library::{AutopilotLibrary, Inspection, LayoutVerdict};
+pub use isolate::{Isolation, IsolationOptions};
+pub use library::{AutopilotLibrary, Inspection, KNOWN_CAPABILITIES, LayoutVerdict, Report};
 pub use symbols::OPTIONAL_SYMBOLS;

@@ -6,13 +6,18 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use libloading::Library;
+use serde::{Deserialize, Serialize};
 
+use crate::file_checks;
 use crate::layout::{self, FieldLayout, StructLayout, StructReport};
 use crate::symbols::{Optional, Required, Resolved};
 use crate::{AbiError, ffi};
 
 /// Longest name the loader reads from a library's static strings.
 const MAX_NAME_LEN: usize = 256;
+/// Every `LOCKSTEP_AP_CAP_*` bit this harness knows; a library reporting
+/// another bit promises something the harness cannot honour.
+pub const KNOWN_CAPABILITIES: u32 = ffi::LOCKSTEP_AP_CAP_REENTRANT;
 /// Largest struct and field counts accepted in a layout table.
 const MAX_STRUCTS: u32 = 256;
 const MAX_FIELDS: u32 = 1024;
@@ -38,7 +43,7 @@ pub(crate) struct LibInner {
 }
 
 /// The outcome of a layout check.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum LayoutVerdict {
     /// Not compared (missing symbols or a different ABI version).
     NotChecked { reason: String },
@@ -48,23 +53,37 @@ pub enum LayoutVerdict {
     Compared(Vec<StructReport>),
 }
 
-/// Everything learnt from a library, usable or not (what `check-lib` prints).
-#[derive(Debug)]
-pub struct Inspection {
+/// Everything learnt from a library, usable or not (what `check-lib`
+/// prints). Plain data: a host process sends it to the harness.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
     pub path: PathBuf,
     pub abi_version: Option<u32>,
     pub capabilities: Option<u32>,
     pub name: Option<String>,
-    pub missing_required: Vec<&'static str>,
-    pub optional_found: Vec<&'static str>,
-    pub optional_missing: Vec<&'static str>,
+    pub missing_required: Vec<String>,
+    pub optional_found: Vec<String>,
+    pub optional_missing: Vec<String>,
     pub layout: LayoutVerdict,
+}
+
+/// A loaded library and its [`Report`], before judgement.
+#[derive(Debug)]
+pub struct Inspection {
+    pub report: Report,
     identity: String,
     resolved: Resolved,
     lib: Library,
 }
 
-impl Inspection {
+impl std::ops::Deref for Inspection {
+    type Target = Report;
+    fn deref(&self) -> &Report {
+        &self.report
+    }
+}
+
+impl Report {
     /// The first reason the library cannot be used, if any.
     pub fn problem(&self) -> Option<AbiError> {
         let path = self.path.clone();
@@ -79,6 +98,13 @@ impl Inspection {
             });
         }
         let found = self.abi_version.unwrap_or_default();
+        let unknown = self.capabilities.unwrap_or_default() & !KNOWN_CAPABILITIES;
+        if found == ffi::LOCKSTEP_AUTOPILOT_ABI_VERSION && unknown != 0 {
+            return Some(AbiError::UnknownCapabilities {
+                path,
+                bits: unknown,
+            });
+        }
         if found != ffi::LOCKSTEP_AUTOPILOT_ABI_VERSION {
             return Some(AbiError::AbiVersionMismatch {
                 path,
@@ -106,6 +132,17 @@ impl Inspection {
         self.problem().is_none()
     }
 
+    /// The report, when the library passed every check; otherwise the
+    /// first problem.
+    pub fn problem_free(self) -> Result<Report, AbiError> {
+        match self.problem() {
+            Some(e) => Err(e),
+            None => Ok(self),
+        }
+    }
+}
+
+impl Inspection {
     /// The library, when it passed every check; otherwise the first problem.
     pub fn into_library(self) -> Result<AutopilotLibrary, AbiError> {
         if let Some(e) = self.problem() {
@@ -122,14 +159,15 @@ impl Inspection {
                     .map(|s| s.to_string())
                     .collect(),
             })?;
+        let report = self.report;
         Ok(AutopilotLibrary {
             inner: Arc::new(LibInner {
-                path: self.path,
+                path: report.path,
                 identity: self.identity,
                 req,
                 opt: self.resolved.optional,
-                capabilities: self.capabilities.unwrap_or_default(),
-                name: self.name,
+                capabilities: report.capabilities.unwrap_or_default(),
+                name: report.name,
                 _lib: self.lib,
             }),
         })
@@ -143,30 +181,23 @@ impl AutopilotLibrary {
     }
 
     /// Loads the library and gathers everything about it without judging;
-    /// fails only when the file cannot be loaded at all.
+    /// fails only when the file cannot be loaded at all. The file is
+    /// checked first (see `file_checks`), then loaded with every symbol bound
+    /// at once (`RTLD_NOW`: an undefined symbol fails here, not in flight),
+    /// and a failure keeps the system's reason.
+    ///
+    /// Loading runs the library's initialisers in this process: a library
+    /// that crashes or exits while loading takes the process with it. The
+    /// harness probes untrusted libraries in a child process first (see
+    /// `isolate`).
     pub fn inspect(path: impl AsRef<Path>) -> Result<Inspection, AbiError> {
         let path = path.as_ref().to_path_buf();
-        let canonical = std::fs::canonicalize(&path)
-            .map_err(|_| AbiError::LibraryNotFound { path: path.clone() })?;
-        if !canonical.is_file() {
-            return Err(AbiError::LibraryLoad {
-                path,
-                reason: "not a regular file".into(),
-            });
-        }
-        let Some(file_name) = canonical.to_str() else {
-            return Err(AbiError::LibraryLoad {
-                path,
-                reason: "the path is not valid UTF-8".into(),
-            });
-        };
-        // SAFETY: loading a shared library runs its initialisers; the harness
-        // loads only the library its user names, which is the trust boundary
-        // of this whole crate. The path is absolute, so no search path is used.
-        let lib = unsafe { Library::new(file_name) }.map_err(|e| AbiError::LibraryLoad {
-            path: path.clone(),
-            reason: e.to_string(),
-        })?;
+        let canonical = file_checks::check(&path)?;
+        let lib = crate::crash::in_call(crate::Function::Load, None, || open_now(&canonical))
+            .map_err(|reason| AbiError::LibraryLoad {
+                path: path.clone(),
+                reason,
+            })?;
         let resolved = Resolved::resolve(&lib);
         let abi_version = resolved.abi_version.map(|f| {
             // SAFETY: the library's own symbol with the header's signature; no arguments.
@@ -179,8 +210,10 @@ impl AutopilotLibrary {
         let name = resolved.optional.name.and_then(|f| {
             // SAFETY: returns a static NUL-terminated string or NULL.
             let p = unsafe { f() };
-            // SAFETY: p is NULL or a NUL-terminated string that lives with the library.
-            unsafe { bounded_cstr(p) }.ok()
+            let image = resolved.abi_version.and_then(|f| Image::of(f as *const u8));
+            // SAFETY: p is NULL or a NUL-terminated string that lives with
+            // the library; it is checked against the library's image.
+            unsafe { bounded_cstr(p, image.as_ref()) }.ok()
         });
         let layout = match (abi_version, resolved.layout) {
             (_, None) => LayoutVerdict::NotChecked {
@@ -191,8 +224,11 @@ impl AutopilotLibrary {
                 // library's ABI version matches, so the table has the
                 // header's layout.
                 let table = unsafe { f() };
-                // SAFETY: `table` is what the library's layout function returned.
-                match unsafe { read_table(table) } {
+                let image = resolved.abi_version.and_then(|f| Image::of(f as *const u8));
+                // SAFETY: `table` is what the library's layout function
+                // returned; every pointer is checked against the library's
+                // image before it is followed.
+                match unsafe { read_table(table, image.as_ref()) } {
                     Ok(found) => {
                         LayoutVerdict::Compared(layout::compare(&layout::expected(), &found))
                     }
@@ -203,16 +239,19 @@ impl AutopilotLibrary {
                 reason: "the ABI version differs, so the layout table cannot be read".into(),
             },
         };
+        let names = |v: Vec<&str>| v.into_iter().map(str::to_string).collect();
         Ok(Inspection {
             identity: identity_of(&canonical),
-            path,
-            abi_version,
-            capabilities,
-            name,
-            missing_required: resolved.missing_required(),
-            optional_found: resolved.optional.names(true),
-            optional_missing: resolved.optional.names(false),
-            layout,
+            report: Report {
+                path,
+                abi_version,
+                capabilities,
+                name,
+                missing_required: names(resolved.missing_required()),
+                optional_found: names(resolved.optional.names(true)),
+                optional_missing: names(resolved.optional.names(false)),
+                layout,
+            },
             resolved,
             lib,
         })
@@ -244,6 +283,91 @@ impl AutopilotLibrary {
     }
 }
 
+/// Opens `path` with every symbol bound now; the error is the system's own
+/// reason (`dlerror`), not just "dlopen failed".
+#[cfg(unix)]
+fn open_now(path: &Path) -> Result<Library, String> {
+    use libloading::os::unix::{Library as UnixLibrary, RTLD_LOCAL, RTLD_NOW};
+    // SAFETY: loading a shared library runs its initialisers; the harness
+    // loads only the library its user names, which is the trust boundary of
+    // this whole crate. The path is absolute, so no search path is used.
+    match unsafe { UnixLibrary::open(Some(path), RTLD_NOW | RTLD_LOCAL) } {
+        Ok(lib) => Ok(lib.into()),
+        Err(e) => Err(dlerror_reason(&error_chain(&e), path)),
+    }
+}
+
+#[cfg(not(unix))]
+fn open_now(path: &Path) -> Result<Library, String> {
+    // SAFETY: as above; Windows binds imports at load.
+    unsafe { Library::new(path) }.map_err(|e| error_chain(&e))
+}
+
+/// The loader's reason without libloading's "dlopen failed" and the path
+/// the message already names, e.g. `undefined symbol: foo`.
+fn dlerror_reason(text: &str, path: &Path) -> String {
+    let t = text.strip_prefix("dlopen failed: ").unwrap_or(text);
+    let p = format!("{}: ", path.display());
+    t.strip_prefix(&p).unwrap_or(t).to_string()
+}
+
+/// An error and its sources, joined: libloading's own text is "dlopen
+/// failed", the reason is in its source.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let next = s.to_string();
+        if !next.is_empty() && !text.contains(&next) {
+            text = format!("{text}: {next}");
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// The mapped image of a loaded library: pointers its layout table gives
+/// must point into it (checked with `dladdr`, which reads nothing).
+#[derive(Debug, Clone, Copy)]
+struct Image {
+    base: usize,
+}
+
+impl Image {
+    /// The image holding the code at `sym`.
+    fn of(sym: *const u8) -> Option<Image> {
+        object_base(sym).map(|base| Image { base })
+    }
+
+    /// True when `len` bytes from `p` lie in this image.
+    fn contains(&self, p: *const u8, len: usize) -> bool {
+        if p.is_null() || len == 0 {
+            return false;
+        }
+        let last = p.wrapping_add(len - 1);
+        object_base(p) == Some(self.base) && object_base(last) == Some(self.base)
+    }
+}
+
+#[cfg(unix)]
+fn object_base(p: *const u8) -> Option<usize> {
+    let mut info = libc::Dl_info {
+        dli_fname: std::ptr::null(),
+        dli_fbase: std::ptr::null_mut(),
+        dli_sname: std::ptr::null(),
+        dli_saddr: std::ptr::null_mut(),
+    };
+    // SAFETY: dladdr only looks the address up in the loader's tables; it
+    // never dereferences it. `info` is a valid out-parameter.
+    let found = unsafe { libc::dladdr(p.cast(), &mut info) };
+    (found != 0 && !info.dli_fbase.is_null()).then_some(info.dli_fbase as usize)
+}
+
+#[cfg(not(unix))]
+fn object_base(_p: *const u8) -> Option<usize> {
+    None
+}
+
 #[cfg(unix)]
 fn identity_of(canonical: &Path) -> String {
     use std::os::unix::fs::MetadataExt;
@@ -258,19 +382,29 @@ fn identity_of(canonical: &Path) -> String {
     canonical.display().to_string()
 }
 
-/// Reads a NUL-terminated string of at most [`MAX_NAME_LEN`] bytes.
+/// Reads a NUL-terminated string of at most [`MAX_NAME_LEN`] bytes; with an
+/// image, every byte must lie in it (a string pointing elsewhere is an
+/// error, not a read).
 ///
 /// # Safety
-/// `p` is NULL or points to a readable NUL-terminated string.
-unsafe fn bounded_cstr(p: *const c_char) -> Result<String, String> {
+/// `p` is NULL or points to a readable NUL-terminated string, or `image` is
+/// given and the bytes of `p` that lie in it are readable.
+unsafe fn bounded_cstr(p: *const c_char, image: Option<&Image>) -> Result<String, String> {
     if p.is_null() {
         return Err("NULL string".into());
     }
     let mut bytes = Vec::new();
     for i in 0..MAX_NAME_LEN {
-        // SAFETY: the string is readable up to and including its NUL, and we
-        // stop at the first NUL.
-        let b = unsafe { *p.add(i) } as u8;
+        let at = p.wrapping_add(i).cast::<u8>();
+        if let Some(img) = image
+            && (i == 0 || (at as usize).is_multiple_of(4096))
+            && !img.contains(at, 1)
+        {
+            return Err(format!("string at {p:p} runs outside the library"));
+        }
+        // SAFETY: the string is readable up to and including its NUL (or its
+        // bytes lie in the library's image), and we stop at the first NUL.
+        let b = unsafe { *at };
         if b == 0 {
             return Ok(String::from_utf8_lossy(&bytes).into_owned());
         }
@@ -280,15 +414,28 @@ unsafe fn bounded_cstr(p: *const c_char) -> Result<String, String> {
 }
 
 /// Copies a library's layout table into owned values, validating every
-/// pointer and count before following it.
+/// pointer and count before following it: with the library's image known,
+/// every pointer and the whole extent its count implies must lie in it.
 ///
 /// # Safety
 /// `table` is NULL or points to a table with the layout of this ABI version,
-/// whose pointers are NULL or valid for the counts they come with.
+/// whose pointers are NULL or valid for the counts they come with, or
+/// `image` is given and whatever of the table lies in it is readable.
 unsafe fn read_table(
     table: *const ffi::lockstep_layout_table,
+    image: Option<&Image>,
 ) -> Result<Vec<StructLayout>, String> {
-    // SAFETY: NULL or valid per the contract.
+    let inside = |p: *const u8, len: usize| image.is_none_or(|img| img.contains(p, len));
+    if table.is_null() {
+        return Err("lockstep_autopilot_layout() returned NULL".into());
+    }
+    if !inside(
+        table.cast(),
+        std::mem::size_of::<ffi::lockstep_layout_table>(),
+    ) {
+        return Err(format!("the table at {table:p} lies outside the library"));
+    }
+    // SAFETY: non-NULL, and valid per the contract or inside the library.
     let Some(t) = (unsafe { table.as_ref() }) else {
         return Err("lockstep_autopilot_layout() returned NULL".into());
     };
@@ -299,45 +446,85 @@ unsafe fn read_table(
             ffi::LOCKSTEP_AUTOPILOT_ABI_VERSION
         ));
     }
-    if t.struct_count > MAX_STRUCTS || (t.struct_count > 0 && t.structs.is_null()) {
+    if t.struct_count > MAX_STRUCTS {
         return Err(format!(
-            "struct_count {} with structs {:p}",
+            "struct_count {} is more than a table can hold (at most {MAX_STRUCTS})",
+            t.struct_count
+        ));
+    }
+    if t.struct_count > 0 && t.structs.is_null() {
+        return Err(format!(
+            "struct_count {} but structs is NULL",
+            t.struct_count
+        ));
+    }
+    let struct_bytes = t.struct_count as usize * std::mem::size_of::<ffi::lockstep_layout_struct>();
+    if t.struct_count > 0 && !inside(t.structs.cast(), struct_bytes) {
+        return Err(format!(
+            "the {} structs at {:p} run outside the library's memory",
             t.struct_count, t.structs
         ));
     }
     let structs: &[ffi::lockstep_layout_struct] = if t.struct_count == 0 {
         &[]
     } else {
-        // SAFETY: non-NULL and valid for struct_count entries per the contract.
+        // SAFETY: non-NULL, and valid for struct_count entries per the
+        // contract or lying in the library's image.
         unsafe { std::slice::from_raw_parts(t.structs, t.struct_count as usize) }
     };
-    let mut out = Vec::with_capacity(structs.len());
-    for s in structs {
-        // SAFETY: a string of the table, NULL or NUL-terminated.
-        let name = unsafe { bounded_cstr(s.name) }.map_err(|e| format!("struct name: {e}"))?;
-        if s.field_count > MAX_FIELDS || (s.field_count > 0 && s.fields.is_null()) {
+    let mut out: Vec<StructLayout> = Vec::with_capacity(structs.len());
+    let n = structs.len();
+    // Past a count larger than the array, entries are whatever follows it:
+    // the messages name the entry, not its (garbage) contents.
+    let garbage_hint = "; is struct_count larger than the table?";
+    for (i, s) in structs.iter().enumerate() {
+        // SAFETY: a string of the table, checked against the image.
+        let name = unsafe { bounded_cstr(s.name, image) }
+            .map_err(|e| format!("entry {i} of {n}: its name {e}{garbage_hint}"))?;
+        if out.iter().any(|o| o.name == name) {
+            return Err(format!("{name} is listed twice"));
+        }
+        let at = format!("entry {i} of {n} ({name})");
+        if s.field_count > MAX_FIELDS {
             return Err(format!(
-                "{name}: field_count {} with fields {:p}",
-                s.field_count, s.fields
+                "{at}: field_count {} is more than a struct can hold (at most {MAX_FIELDS})",
+                s.field_count
+            ));
+        }
+        if s.field_count > 0 && s.fields.is_null() {
+            return Err(format!(
+                "{at}: field_count {} but fields is NULL",
+                s.field_count
+            ));
+        }
+        let field_bytes =
+            s.field_count as usize * std::mem::size_of::<ffi::lockstep_layout_field>();
+        if s.field_count > 0 && !inside(s.fields.cast(), field_bytes) {
+            return Err(format!(
+                "entry {i} of {n}: its fields run outside the library's memory{garbage_hint}"
             ));
         }
         let fields: &[ffi::lockstep_layout_field] = if s.field_count == 0 {
             &[]
         } else {
-            // SAFETY: non-NULL and valid for field_count entries per the contract.
+            // SAFETY: non-NULL, and valid for field_count entries per the
+            // contract or lying in the library's image.
             unsafe { std::slice::from_raw_parts(s.fields, s.field_count as usize) }
         };
-        let mut fl = Vec::with_capacity(fields.len());
+        let mut fl: Vec<FieldLayout> = Vec::with_capacity(fields.len());
         for f in fields {
-            // SAFETY: strings of the table, NULL or NUL-terminated.
-            let fname =
-                unsafe { bounded_cstr(f.name) }.map_err(|e| format!("{name} field name: {e}"))?;
+            // SAFETY: strings of the table, checked against the image.
+            let fname = unsafe { bounded_cstr(f.name, image) }
+                .map_err(|e| format!("{at}: a field's name {e}"))?;
+            if fl.iter().any(|o| o.name == fname) {
+                return Err(format!("{name}.{fname} is listed twice"));
+            }
             let type_name = if f.type_name.is_null() {
                 None
             } else {
                 // SAFETY: as above.
                 Some(
-                    unsafe { bounded_cstr(f.type_name) }
+                    unsafe { bounded_cstr(f.type_name, image) }
                         .map_err(|e| format!("{name}.{fname} type name: {e}"))?,
                 )
             };

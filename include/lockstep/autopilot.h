@@ -41,6 +41,14 @@
  *             (name, layout names) are static and live as long as the library
  *             stays loaded.
  *
+ * Enforced    The harness checks the contract after every step: the sensor
+ *             frame is a private copy (writing into it, const here, is
+ *             refused), the actuator frame is followed by a guard zone
+ *             (writing past it is refused), and the outputs must be in
+ *             range (see lockstep_actuator_frame). By default the library
+ *             runs in a child process of the harness, so a crash, exit() or
+ *             hang inside it is reported, never fatal to the harness.
+ *
  * NULL        Every pointer argument is checked by the library; a NULL where
  *             one is not allowed returns LOCKSTEP_AP_ERR_NULL (or NULL from
  *             create). destroy(NULL) is a no-op.
@@ -301,17 +309,19 @@ typedef struct lockstep_setpoints {
 
 /** Everything the autopilot writes at one step. */
 typedef struct lockstep_actuator_frame {
-  /** Motor commands in [0, 1]; index i drives rotor i. */
+  /** Motor commands in [0, 1]; index i drives rotor i. Entries at and
+   *  beyond config.rotor_count must be 0 (the harness refuses the step). */
   float motors[LOCKSTEP_MAX_MOTORS];
-  /** Servo commands in [-1, 1]. */
+  /** Servo commands in [-1, 1]; a multirotor has none, so all must be 0. */
   float servos[LOCKSTEP_MAX_SERVOS];
   /** 1 when armed. */
   uint32_t armed;
   /** LOCKSTEP_MODE_* */
   uint32_t mode;
-  /** Index of the mission item being flown, -1 when none. */
+  /** Index of the mission item being flown, -1 when none; otherwise below
+   *  mission_count. */
   int32_t mission_current;
-  /** Items in the uploaded mission. */
+  /** Items in the uploaded mission (0 before any upload). */
   uint32_t mission_count;
   /** 1 once the last mission item has been completed. */
   uint32_t mission_finished;

@@ -218,3 +218,322 @@ pub fn example_scenario(edits: &[(&str, &str)]) -> lockstep_harness::scenario::S
     }
     lockstep_harness::scenario::Scenario::from_toml_str(&text, example).unwrap()
 }
+
+// ---------------------------------------------------------------------------
+// Running the command line, scratch directories, flight logs read back.
+
+/// The `lockstep` executable cargo built for these tests.
+pub const LOCKSTEP: &str = env!("CARGO_BIN_EXE_lockstep");
+/// The isolated mode's host executable.
+pub const HOST: &str = env!("CARGO_BIN_EXE_lockstep-autopilot-host");
+
+/// A fresh, empty directory under the system's temp dir, world-traversable,
+/// removed (with everything in it) on drop.
+#[derive(Debug)]
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> TempDir {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "lockstep-test-{name}-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        TempDir(dir)
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+
+    pub fn join(&self, p: impl AsRef<std::path::Path>) -> PathBuf {
+        self.0.join(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// How a finished command ended and what it printed.
+#[derive(Debug)]
+pub struct Ran {
+    pub status: std::process::ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    pub wall: std::time::Duration,
+}
+
+impl Ran {
+    /// The exit code; panics (with the output) when a signal ended it.
+    pub fn code(&self) -> i32 {
+        self.status
+            .code()
+            .unwrap_or_else(|| panic!("ended by {:?}\n{self}", self.status))
+    }
+}
+
+impl std::fmt::Display for Ran {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "status {:?}\n--- stdout\n{}--- stderr\n{}",
+            self.status, self.stdout, self.stderr
+        )
+    }
+}
+
+/// Runs a prepared command to its end.
+pub fn ran(cmd: &mut std::process::Command) -> Ran {
+    let start = std::time::Instant::now();
+    let out = cmd.output().expect("run lockstep");
+    Ran {
+        status: out.status,
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+        wall: start.elapsed(),
+    }
+}
+
+/// `lockstep ARGS...`.
+pub fn lockstep<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Ran {
+    ran(std::process::Command::new(LOCKSTEP).args(args))
+}
+
+/// A scenario for the broken fixtures written into `dir`: the Iris idling
+/// for `duration_s` without a mission, physics 1 kHz, autopilot 250 Hz, a
+/// log at `log_hz`.
+pub fn idle_scenario(dir: &std::path::Path, name: &str, duration_s: f64, log_hz: u32) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(
+        &path,
+        format!(
+            "schema_version = 1\n\
+             description = \"idle, no mission\"\n\
+             \n\
+             [simulation]\n\
+             seed = 7\n\
+             duration_s = {duration_s:?}\n\
+             integrator = \"rk4\"\n\
+             \n\
+             [cadences]\n\
+             physics = {{ rate_hz = 1000 }}\n\
+             autopilot = {{ rate_hz = 250 }}\n\
+             log = {{ rate_hz = {log_hz} }}\n\
+             \n\
+             [vehicle]\n\
+             spec = \"iris\"\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// The first line of every log of the idle scenario (Iris, seed 7).
+pub const IDLE_LOG_VERSION_LINE: &str = "# lockstep-log 1 spec=iris seed=7 rotors=4 batteries=1";
+
+/// A flight log read back, every line checked to be whole: the file ends
+/// with a newline, and every row has the header's column count.
+#[derive(Debug)]
+pub struct Log {
+    pub text: String,
+    pub version_line: String,
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Log {
+    pub fn read(path: &std::path::Path) -> Log {
+        let text = std::fs::read_to_string(path)
+            .unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+        assert!(
+            text.ends_with('\n'),
+            "{} does not end with a newline: ...{:?}",
+            path.display(),
+            &text[text.len().saturating_sub(80)..]
+        );
+        let mut lines = text.lines();
+        let version_line = lines.next().expect("a version line").to_string();
+        assert!(
+            version_line.starts_with("# lockstep-log 1 "),
+            "{version_line}"
+        );
+        let columns: Vec<String> = lines
+            .next()
+            .expect("a header line")
+            .split(',')
+            .map(str::to_string)
+            .collect();
+        assert_eq!(columns[0], "time_us");
+        let rows: Vec<Vec<String>> = lines
+            .enumerate()
+            .map(|(i, l)| {
+                let row: Vec<String> = l.split(',').map(str::to_string).collect();
+                assert_eq!(
+                    row.len(),
+                    columns.len(),
+                    "{} row {i} is not whole: {l:?}",
+                    path.display()
+                );
+                row
+            })
+            .collect();
+        Log {
+            text,
+            version_line,
+            columns,
+            rows,
+        }
+    }
+
+    /// The rows' times.
+    pub fn times_us(&self) -> Vec<u64> {
+        self.rows.iter().map(|r| r[0].parse().unwrap()).collect()
+    }
+
+    /// The last row's time.
+    pub fn last_time_us(&self) -> Option<u64> {
+        self.times_us().last().copied()
+    }
+
+    /// One column's values as numbers.
+    pub fn column(&self, name: &str) -> Vec<f64> {
+        let i = self
+            .columns
+            .iter()
+            .position(|c| c == name)
+            .unwrap_or_else(|| panic!("no column {name}"));
+        self.rows.iter().map(|r| r[i].parse().unwrap()).collect()
+    }
+}
+
+/// `from_us, from_us + step_us, ...` up to `to_us` inclusive.
+pub fn times(from_us: u64, to_us: u64, step_us: u64) -> Vec<u64> {
+    (from_us..=to_us).step_by(step_us as usize).collect()
+}
+
+/// The `log ...` line of `lockstep run`'s summary for `path`: its row count
+/// and the time of the last row in microseconds (written `t = S.FFFFFF s`,
+/// the exact microsecond), parsed.
+pub fn summary_log_line(stdout: &str, path: &std::path::Path) -> (u64, Option<u64>) {
+    let prefix = format!("log           {} (", path.display());
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("no `{prefix}` line in\n{stdout}"));
+    let inner = line[prefix.len()..].strip_suffix(')').expect(line);
+    let (rows, last) = match inner.split_once(" rows, the last at t = ") {
+        Some((rows, last)) => {
+            let secs = last.strip_suffix(" s").expect(line);
+            (rows, Some(micros(secs)))
+        }
+        None => (inner.strip_suffix(" rows").expect(line), None),
+    };
+    (rows.parse().expect(line), last)
+}
+
+/// A time printed as `S.FFFFFF` (seconds with six decimals), in
+/// microseconds; panics on any other form.
+pub fn micros(text: &str) -> u64 {
+    let (s, f) = text.split_once('.').expect(text);
+    assert_eq!(f.len(), 6, "{text}");
+    assert!(
+        !s.is_empty() && s.bytes().chain(f.bytes()).all(|b| b.is_ascii_digit()),
+        "{text}"
+    );
+    s.parse::<u64>().unwrap() * 1_000_000 + f.parse::<u64>().unwrap()
+}
+
+/// The lines `lockstep run` prints before the flight of the idle scenario
+/// (see [`idle_scenario`]) with the library at `autopilot`, isolated or
+/// (`in_process`) not.
+pub fn idle_header(
+    scenario: &std::path::Path,
+    autopilot: &std::path::Path,
+    in_process: bool,
+) -> String {
+    format!(
+        "scenario      {}\n              idle, no mission\nautopilot     {}{}\n\
+         vehicle       iris (4 rotors)\nseed          7\n",
+        scenario.display(),
+        autopilot.display(),
+        if in_process { " (in-process)" } else { "" }
+    )
+}
+
+/// The second line of `lockstep run`'s stderr when building the run failed
+/// with an error of the autopilot library at `path`.
+pub fn library_line(path: &std::path::Path) -> String {
+    format!("              autopilot library: {}\n", path.display())
+}
+
+/// What `lockstep run` writes on stderr when building the run fails with
+/// an autopilot error `message`: the message, then the library line unless
+/// the message already names the library.
+pub fn refused(message: &str, path: &std::path::Path) -> String {
+    if message.contains(&path.display().to_string()) {
+        format!("lockstep run: {message}\n")
+    } else {
+        format!("lockstep run: {message}\n{}", library_line(path))
+    }
+}
+
+/// The system calls the tests need and the standard library lacks, through
+/// `libc` (a dev-dependency).
+#[cfg(target_os = "linux")]
+pub mod sys {
+    use std::ffi::c_int;
+
+    fn check(rc: c_int) -> std::io::Result<()> {
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    fn both(value: u64) -> libc::rlimit {
+        libc::rlimit {
+            rlim_cur: value as libc::rlim_t,
+            rlim_max: value as libc::rlim_t,
+        }
+    }
+
+    /// Sends `sig` to the process `pid`.
+    pub fn send(pid: u32, sig: c_int) -> std::io::Result<()> {
+        // SAFETY: kill(2) takes plain integers.
+        check(unsafe { libc::kill(pid as libc::pid_t, sig) })
+    }
+
+    /// Turns core dumps off (both limits); async-signal-safe (for
+    /// `pre_exec`).
+    pub fn no_core_dumps() -> std::io::Result<()> {
+        // SAFETY: setrlimit(2) reads the struct, which lives on this stack.
+        check(unsafe { libc::setrlimit(libc::RLIMIT_CORE, &both(0)) })
+    }
+
+    /// Limits the size of files this process writes to `bytes` (both
+    /// limits); async-signal-safe (for `pre_exec`).
+    pub fn limit_file_size(bytes: u64) -> std::io::Result<()> {
+        // SAFETY: setrlimit(2) reads the struct, which lives on this stack.
+        check(unsafe { libc::setrlimit(libc::RLIMIT_FSIZE, &both(bytes)) })
+    }
+
+    /// Ignores `sig` (inherited across exec); async-signal-safe.
+    pub fn ignore(sig: c_int) -> std::io::Result<()> {
+        // SAFETY: signal(2) with SIG_IGN installs no code.
+        if unsafe { libc::signal(sig, libc::SIG_IGN) } == libc::SIG_ERR {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}
