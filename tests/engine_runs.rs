@@ -99,6 +99,14 @@ fn a_failing_autopilot_ends_the_run_with_its_error_and_a_complete_log() {
         ),
         "{err}"
     );
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "autopilot step at t = 0.000000 s failed with status {} (internal error): broken \
+             fixture: simulated controller fault at 0 us",
+            lockstep_abi::ffi::LOCKSTEP_AP_ERR_INTERNAL
+        )
+    );
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::remove_file(&path).unwrap();
     assert_eq!(
@@ -106,6 +114,26 @@ fn a_failing_autopilot_ends_the_run_with_its_error_and_a_complete_log() {
         2,
         "version line and header, flushed: {text}"
     );
+}
+
+#[test]
+fn a_crash_in_destroy_after_the_flight_costs_no_row_of_the_log() {
+    // The log is finished before the instance is destroyed: the crash in
+    // destroy (isolated, the default) is the run's error, and every row of
+    // the 20 s flight is on disk.
+    let s = short(&[("mission = \"../missions/square.waypoints\"\n", "")]);
+    let path = tmp("destroy");
+    let mut e = Engine::new(&s, &common::broken("destroy_segv"), Some(&path)).unwrap();
+    let err = e.run().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the autopilot was killed by signal SIGSEGV (segmentation fault) in destroy"
+    );
+    assert_eq!(e.log().map(|l| l.rows()), Some(201));
+    assert_eq!(e.log().and_then(|l| l.last_time_us()), Some(20_000_000));
+    let log = common::Log::read(&path);
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(log.times_us(), common::times(0, 20_000_000, 100_000));
 }
 
 #[test]
@@ -117,7 +145,7 @@ fn events_naming_parts_the_vehicle_lacks_are_refused() {
     let err = Engine::new(&s, Path::new(common::BUNDLED), None).unwrap_err();
     assert!(
         err.to_string()
-            .ends_with("an event names motor 4; iris has 4 motors (0..4)"),
+            .ends_with("key `events[0].motor`: motor 4, but iris has 4 motors, numbered 0 to 3"),
         "{err}"
     );
     let s = short(&[(
@@ -127,7 +155,7 @@ fn events_naming_parts_the_vehicle_lacks_are_refused() {
     let err = Engine::new(&s, Path::new(common::BUNDLED), None).unwrap_err();
     assert!(
         err.to_string()
-            .ends_with("an event names battery 1; iris has 1"),
+            .ends_with("key `events[0].battery`: battery 1, but iris has 1 battery, numbered 0"),
         "{err}"
     );
 }

@@ -6,7 +6,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use lockstep_harness::engine::Engine;
-use lockstep_harness::record::{RecordError, Replay};
+use lockstep_harness::record::{EndStatus, RecordError, Replay};
 use lockstep_harness::scenario::Scenario;
 use lockstep_plant::AircraftSpec;
 
@@ -63,6 +63,11 @@ fn replay_reproduces_the_trajectory_bit_for_bit_fixed_step_and_event_driven() {
     ] {
         let path = tmp(name);
         let recorded = record(&scenario(&edits), &path);
+        assert_eq!(
+            Replay::open(&path, None).unwrap().end_status(),
+            &EndStatus::Completed,
+            "{name}"
+        );
         let replayed = replay(&path, None).unwrap();
         std::fs::remove_file(&path).unwrap();
         assert_eq!(recorded.len(), replayed.len(), "{name}");
@@ -96,7 +101,7 @@ fn two_recordings_of_the_same_run_are_byte_identical() {
 #[test]
 fn replay_refuses_other_parameters_other_schemas_and_damaged_files() {
     let path = tmp("refuse");
-    record(&scenario(&[]), &path);
+    let boundaries = record(&scenario(&[]), &path).len() as u64;
     // The same spec is accepted; a heavier one is refused, naming the key.
     let iris = AircraftSpec::builtin("iris").unwrap();
     assert!(replay(&path, Some(&iris)).is_ok());
@@ -107,25 +112,26 @@ fn replay_refuses_other_parameters_other_schemas_and_damaged_files() {
         other => panic!("{other:?}"),
     }
     let bytes = std::fs::read(&path).unwrap();
-    // Another format version.
-    let mut v2 = bytes.clone();
-    v2[16..20].copy_from_slice(&2u32.to_le_bytes());
-    std::fs::write(&path, &v2).unwrap();
-    match replay(&path, None) {
-        Err(
-            e @ RecordError::SchemaMismatch {
-                found: 2,
-                expected: 1,
-                ..
-            },
-        ) => {
-            assert!(
-                e.to_string()
-                    .ends_with("has format version 2; this build reads version 1"),
-                "{e}"
-            )
+    // Another format version (1 is the unframed format this build refuses).
+    for version in [1u32, 3] {
+        let mut edited = bytes.clone();
+        edited[16..20].copy_from_slice(&version.to_le_bytes());
+        std::fs::write(&path, &edited).unwrap();
+        match replay(&path, None) {
+            Err(
+                e @ RecordError::SchemaMismatch {
+                    found, expected: 2, ..
+                },
+            ) if found == version => {
+                assert!(
+                    e.to_string().ends_with(&format!(
+                        "has format version {version}; this build reads version 2"
+                    )),
+                    "{e}"
+                )
+            }
+            other => panic!("{other:?}"),
         }
-        other => panic!("{other:?}"),
     }
     // Not a recording at all.
     std::fs::write(&path, b"time_us,x\n0,1\n").unwrap();
@@ -133,7 +139,8 @@ fn replay_refuses_other_parameters_other_schemas_and_damaged_files() {
         replay(&path, None),
         Err(RecordError::NotARecording { .. })
     ));
-    // The embedded spec edited without its hash (mass 1.5 -> 1.6, same length).
+    // The embedded spec edited (mass 1.5 -> 1.6, same length): the header
+    // block's checksum refuses it before the spec hash is looked at.
     // (Byte offsets: the file is binary, not UTF-8.)
     let needle = b"mass_kg = 1.5";
     let at = bytes
@@ -144,17 +151,24 @@ fn replay_refuses_other_parameters_other_schemas_and_damaged_files() {
     edited[at + "mass_kg = 1.".len()] = b'6';
     std::fs::write(&path, &edited).unwrap();
     match replay(&path, None) {
-        Err(e @ RecordError::Damaged { .. }) => assert!(
-            e.to_string()
-                .ends_with("does not match its own hash (the file is damaged)"),
-            "{e}"
+        Err(e @ RecordError::HeaderCrc { .. }) => assert_eq!(
+            e.to_string(),
+            format!(
+                "recording {}: the header block fails its checksum (payload); the file is damaged",
+                path.display()
+            )
         ),
         other => panic!("{other:?}"),
     }
-    // Cut in the middle of a record.
+    // Cut inside the end block: the records are all there, the end marker
+    // is not.
     std::fs::write(&path, &bytes[..bytes.len() - 7]).unwrap();
     assert!(
-        matches!(replay(&path, None), Err(RecordError::Truncated { .. })),
+        matches!(
+            replay(&path, None),
+            Err(RecordError::Unfinished { records, last_time_us: 30_000_000, .. })
+                if records == boundaries
+        ),
         "{:?}",
         replay(&path, None).err()
     );

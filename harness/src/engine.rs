@@ -13,9 +13,11 @@
 //! [`Engine::run`] loops over `step` to the end.
 
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use lockstep_abi::ffi::*;
-use lockstep_abi::{AbiError, Autopilot, AutopilotLibrary};
+use lockstep_abi::{AbiError, Autopilot, Isolation};
 use lockstep_plant::integrate::{Integrator, IntegratorError, Options};
 use lockstep_plant::multirotor::{MAX_BATTERIES, MAX_ROTORS};
 use lockstep_plant::{AircraftSpec, HeldPlant, Multirotor, PlantInputs, PlantOutputs, SpecError};
@@ -28,6 +30,7 @@ use crate::scenario::{Action, Condition, EngineKind, Event, Scenario, SensorId, 
 use crate::sensors::{Baro, Estimator, Gps, History, Imu, Mag, Truth};
 use crate::timeline::{Due, Timeline};
 use crate::vehicle::autopilot_config;
+use crate::verdict::{End, Monitor, Sample, Verdict};
 use crate::wind::{Gust, Wind};
 use crate::{ConfigError, Micros};
 
@@ -54,6 +57,10 @@ pub enum EngineError {
     Log(#[from] std::io::Error),
     #[error(transparent)]
     Record(#[from] RecordError),
+    /// A signal (SIGINT, SIGTERM) asked the run to stop; everything up to
+    /// `time_us` was written.
+    #[error("interrupted by {} at {}", lockstep_abi::signal_name(*signal), lockstep_abi::at(*time_us))]
+    Interrupted { signal: i32, time_us: u64 },
 }
 
 /// The faults in force, set by scenario events; the faults stage turns them
@@ -85,6 +92,23 @@ struct SensorFault {
     bias: f64,
 }
 
+/// `4 motors, numbered 0 to 3`, `1 battery, numbered 0`.
+fn numbered(n: usize, what: &str) -> String {
+    match n {
+        0 => format!("no {what}"),
+        1 => format!("1 {what}, numbered 0"),
+        _ => format!(
+            "{n} {}, numbered 0 to {}",
+            if what == "battery" {
+                "batteries".to_string()
+            } else {
+                format!("{what}s")
+            },
+            n - 1
+        ),
+    }
+}
+
 /// Fault bits in the log's `faults` column.
 pub mod fault_bits {
     /// Motor `i` failed: bit `i`.
@@ -111,7 +135,7 @@ struct Cad {
 }
 
 /// Where a run ended.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Summary {
     pub end: Micros,
     pub boundaries: u64,
@@ -121,6 +145,8 @@ pub struct Summary {
     pub mission_finished: bool,
     pub soc: f64,
     pub log_rows: u64,
+    /// Crashes detected and the scenario's `[expect]` checks.
+    pub verdict: Verdict,
 }
 
 pub struct Engine {
@@ -160,6 +186,11 @@ pub struct Engine {
     method: lockstep_plant::integrate::Method,
     seed: u64,
     recorder: Option<Recorder>,
+    /// Set to a signal number to stop [`Engine::run`] at the next boundary.
+    interrupt: Option<Arc<AtomicUsize>>,
+    monitor: Monitor,
+    /// The contact flag at the last autopilot boundary.
+    on_ground: bool,
 }
 
 impl std::fmt::Debug for Engine {
@@ -173,11 +204,23 @@ impl std::fmt::Debug for Engine {
 
 impl Engine {
     /// Builds the run of `scenario` with the autopilot library at
-    /// `autopilot`, logging to `log` when the scenario has a log cadence.
+    /// `autopilot`, logging to `log` when the scenario has a log cadence;
+    /// the library runs as [`Isolation::default`] says.
     pub fn new(
         scenario: &Scenario,
         autopilot: &Path,
         log: Option<&Path>,
+    ) -> Result<Engine, EngineError> {
+        Engine::with_isolation(scenario, autopilot, log, &Isolation::default())
+    }
+
+    /// [`Engine::new`] with the autopilot in this process or isolated in a
+    /// child process, as `isolation` says.
+    pub fn with_isolation(
+        scenario: &Scenario,
+        autopilot: &Path,
+        log: Option<&Path>,
+        isolation: &Isolation,
     ) -> Result<Engine, EngineError> {
         let file = scenario.file.display().to_string();
         let invalid = |reason: String| EngineError::Invalid {
@@ -188,7 +231,7 @@ impl Engine {
         let plant = spec.build_named(&scenario.spec)?;
         let (n, e, yaw) = scenario.start;
         let x = plant.resting_state(n, e, yaw.to_radians());
-        for ev in &scenario.events {
+        for (i, ev) in scenario.events.iter().enumerate() {
             match ev.action {
                 Action::MotorFail { motor }
                 | Action::MotorRestore { motor }
@@ -196,19 +239,18 @@ impl Engine {
                     if motor >= plant.rotors.len() =>
                 {
                     return Err(invalid(format!(
-                        "an event names motor {motor}; {} has {} motors (0..{})",
+                        "key `events[{i}].motor`: motor {motor}, but {} has {}",
                         plant.name,
-                        plant.rotors.len(),
-                        plant.rotors.len()
+                        numbered(plant.rotors.len(), "motor")
                     )));
                 }
                 Action::BatteryDisconnect { battery } | Action::BatteryReconnect { battery }
                     if battery >= plant.batteries.len() =>
                 {
                     return Err(invalid(format!(
-                        "an event names battery {battery}; {} has {}",
+                        "key `events[{i}].battery`: battery {battery}, but {} has {}",
                         plant.name,
-                        plant.batteries.len()
+                        numbered(plant.batteries.len(), "battery")
                     )));
                 }
                 _ => {}
@@ -221,8 +263,7 @@ impl Engine {
         };
         let physics = period("physics")?;
         let ap_period = period("autopilot")?;
-        let lib = AutopilotLibrary::load(autopilot)?;
-        let mut ap = lib.create(&autopilot_config(&plant, ap_period))?;
+        let mut ap = Autopilot::open(autopilot, &autopilot_config(&plant, ap_period), isolation)?;
         crate::autopilot_params::apply(&mut ap, &scenario.autopilot_params)
             .map_err(|(key, e)| invalid(format!("key `{key}`: {e}")))?;
         if let Some(m) = &scenario.mission {
@@ -347,6 +388,9 @@ impl Engine {
             method: scenario.integrator,
             seed: scenario.seed,
             recorder: None,
+            interrupt: None,
+            monitor: Monitor::new(scenario.expect),
+            on_ground: true,
             plant,
         })
     }
@@ -372,6 +416,18 @@ impl Engine {
             &self.options,
             self.seed,
             &self.x,
+            // No boundary is later than the end; every multiple of the
+            // finest cadence is a boundary, so none is further apart.
+            crate::record::TimeBounds {
+                end_us: self.timeline.end().0,
+                max_interval_us: self
+                    .timeline
+                    .cadences()
+                    .iter()
+                    .map(|c| c.period.0)
+                    .fold(self.timeline.end().0, u64::min)
+                    .max(1),
+            },
         )?);
         Ok(())
     }
@@ -396,6 +452,11 @@ impl Engine {
     /// The autopilot instance (its parameters, mission, last error).
     pub fn autopilot(&mut self) -> &mut Autopilot {
         &mut self.ap
+    }
+
+    /// The flight log, when the run writes one.
+    pub fn log(&self) -> Option<&FlightLog> {
+        self.log.as_ref()
     }
 
     /// The autopilot's last outputs.
@@ -449,25 +510,72 @@ impl Engine {
         Ok(Some(t))
     }
 
+    /// Makes [`Engine::run`] stop at the next boundary once `flag` holds a
+    /// signal number (see `signal_hook::flag::register_usize`), ending with
+    /// [`EngineError::Interrupted`] after writing everything up to there.
+    pub fn interrupt_on(&mut self, flag: Arc<AtomicUsize>) {
+        self.interrupt = Some(flag);
+    }
+
     /// Runs to the end; the log is flushed whether the run ends by success
     /// or by error.
     pub fn run(&mut self) -> Result<Summary, EngineError> {
         let result = loop {
+            if let Some(f) = &self.interrupt {
+                let signal = f.load(Ordering::Relaxed);
+                if signal != 0 {
+                    break Err(EngineError::Interrupted {
+                        signal: signal as i32,
+                        time_us: self.prev.0,
+                    });
+                }
+            }
             match self.step() {
                 Ok(Some(_)) => {}
                 Ok(None) => break Ok(()),
                 Err(e) => break Err(e),
             }
         };
-        if let Some(log) = &mut self.log {
-            log.finish()?;
-        }
-        if let Some(r) = &mut self.recorder {
-            r.flush()?;
+        // Everything up to here is written whatever happened: the log first
+        // (an in-process crash in destroy must not cost its tail), then the
+        // instance is destroyed (which can fail too: a crash or hang in
+        // destroy), then the recording ends with the run's status. The first
+        // error is the run's.
+        let logged = match &mut self.log {
+            Some(log) => log.finish().map_err(EngineError::from),
+            None => Ok(()),
+        };
+        let result = result.and(logged);
+        let result = result.and_then(|()| self.ap.close().map_err(EngineError::from));
+        if let Some(r) = self.recorder.take() {
+            let finished = r.finish(match &result {
+                Ok(()) => crate::record::EndStatus::Completed,
+                Err(EngineError::Interrupted { signal, time_us }) => {
+                    crate::record::EndStatus::Interrupted {
+                        time_us: *time_us,
+                        signal: *signal,
+                    }
+                }
+                Err(e) => crate::record::EndStatus::Stopped {
+                    time_us: self.prev.0,
+                    reason: e.to_string(),
+                },
+            });
+            if result.is_ok() {
+                finished?;
+            }
         }
         result?;
         let l = &self.plant.layout;
+        let verdict = self.monitor.verdict(&End {
+            north_m: self.x[0],
+            east_m: self.x[1],
+            on_ground: self.on_ground,
+            disarmed: self.act.armed == 0,
+            mission_finished: self.act.mission_finished != 0,
+        });
         Ok(Summary {
+            verdict,
             end: self.prev,
             boundaries: self.boundaries,
             position_ned_m: [self.x[0], self.x[1], self.x[2]],
@@ -748,6 +856,7 @@ impl Engine {
             self.frame.fresh_mask |= LOCKSTEP_FRESH_COMMANDS;
         }
         self.ap.step(t.0, &self.frame, &mut self.act)?;
+        self.observe(t, landed);
         self.frame.fresh_mask = 0;
         self.pending = lockstep_commands::default();
         self.pending_fresh = false;
@@ -755,6 +864,23 @@ impl Engine {
             self.inputs.motor_cmd[i] = f64::from(self.act.motors[i]);
         }
         Ok(())
+    }
+
+    /// Feeds the verdict's monitor (at the autopilot's cadence, where the
+    /// contact flag is known).
+    fn observe(&mut self, t: Micros, in_contact: bool) {
+        let mut soc = [0.0; MAX_BATTERIES];
+        let nb = self.plant.batteries.len();
+        for (j, s) in soc.iter_mut().enumerate().take(nb) {
+            *s = self.x[self.plant.layout.soc(j)];
+        }
+        self.on_ground = in_contact;
+        self.monitor.observe(Sample {
+            time: t,
+            state: &self.x,
+            in_contact,
+            soc: &soc[..nb],
+        });
     }
 
     fn stage_log(&mut self, t: Micros, due: Due) -> Result<(), EngineError> {

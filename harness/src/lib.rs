@@ -15,6 +15,7 @@ pub mod engine;
 pub mod error;
 pub mod log;
 pub mod mission;
+pub mod paths;
 pub mod record;
 pub mod rng;
 pub mod scenario;
@@ -23,6 +24,7 @@ pub mod stage;
 pub mod time;
 pub mod timeline;
 pub mod vehicle;
+pub mod verdict;
 pub mod wind;
 pub mod ziggurat;
 

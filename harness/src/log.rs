@@ -16,11 +16,20 @@
 //! (one thread wake-up per batch; it waits only when the writer is
 //! [`POOL_BATCHES`] batches behind). Nothing is allocated per row. The file's
 //! bytes do not depend on the thread: rows are written in order.
+//!
+//! The file only ever receives whole rows: rows are formatted into memory
+//! and written in chunks that end at a row boundary, so a log cut short by
+//! a crash of the process still ends on a whole line. A write that fails
+//! (a full disk) stops the run at the next hand-over with an error naming
+//! the path and the simulated time of the rows that were lost. The file is
+//! locked (`flock`, exclusive) while written: a second run on the same log
+//! is refused instead of both writing it.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 /// The version in the log's first line; bumped on any column change.
@@ -141,9 +150,49 @@ struct Batch {
     len: usize,
 }
 
-/// The CSV side, owned by the writer thread.
+/// Bytes of formatted rows gathered before one write to the file.
+const CHUNK_BYTES: usize = 1 << 16;
+
+/// The CSV side, owned by the writer thread: rows are formatted into
+/// memory and reach the file in whole-row chunks.
 struct CsvRows {
-    w: csv::Writer<BufWriter<File>>,
+    w: csv::Writer<Vec<u8>>,
+    file: File,
+    /// Bytes on disk, all of them whole lines.
+    committed: u64,
+}
+
+impl CsvRows {
+    /// Moves the formatted rows to the file when `all` or when a chunk is
+    /// full; called only between rows.
+    fn drain(&mut self, all: bool) -> std::io::Result<()> {
+        self.w.flush()?;
+        if all || self.w.get_ref().len() >= CHUNK_BYTES {
+            let w = std::mem::replace(&mut self.w, csv::Writer::from_writer(Vec::new()));
+            let mut buf = w.into_inner().map_err(|e| e.into_error())?;
+            let written = self.file.write_all(&buf);
+            match written {
+                Ok(()) => self.committed += buf.len() as u64,
+                // A partial write would leave a torn line: cut it off.
+                Err(_) => self.cut_to_whole_lines(),
+            }
+            buf.clear();
+            self.w = csv::Writer::from_writer(buf);
+            written?;
+        }
+        Ok(())
+    }
+
+    fn cut_to_whole_lines(&mut self) {
+        if self.file.metadata().is_ok_and(|m| m.is_file()) {
+            let _ = self.file.set_len(self.committed);
+        }
+    }
+
+    /// True when every formatted row is on disk.
+    fn drained(&self) -> bool {
+        self.w.get_ref().is_empty()
+    }
 }
 
 impl CsvRows {
@@ -210,33 +259,82 @@ impl CsvRows {
     }
 }
 
+/// The first write error, with the time of the first row it lost.
+type Failure = Arc<Mutex<Option<(u64, std::io::Error)>>>;
+
 /// The flight log: rows go to a writer thread in batches.
 #[derive(Debug)]
 pub struct FlightLog {
+    path: PathBuf,
     to_writer: Option<SyncSender<Batch>>,
     pool: Receiver<Batch>,
     current: Option<Batch>,
-    writer: Option<JoinHandle<std::io::Result<()>>>,
+    writer: Option<JoinHandle<()>>,
+    failure: Failure,
     rows: u64,
+    last_time_us: Option<u64>,
 }
 
 fn closed() -> std::io::Error {
     std::io::Error::other("the log writer thread stopped")
 }
 
+/// Opens `path` for writing without truncating it, takes the exclusive
+/// lock, then empties it (a regular file only: devices and pipes are
+/// written as they are).
+fn open_locked(path: &Path) -> std::io::Result<File> {
+    let file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::ResourceBusy,
+                format!("{} is locked: another run is writing it", path.display()),
+            ));
+        }
+        Err(std::fs::TryLockError::Error(e)) if e.kind() == std::io::ErrorKind::Unsupported => {}
+        Err(std::fs::TryLockError::Error(e)) => return Err(e),
+    }
+    if file.metadata()?.is_file() {
+        file.set_len(0)?;
+    }
+    Ok(file)
+}
+
 impl FlightLog {
     /// Creates `path`, writes the version line and the header, and starts
     /// the writer thread with batches of rows shaped like `shape`.
+    ///
+    /// Errors name the path: it cannot be created, is locked by another
+    /// run, or the header cannot be written.
     pub fn create(path: &Path, label: &str, shape: &LogRow) -> std::io::Result<FlightLog> {
+        let named = |e: std::io::Error| {
+            std::io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display()))
+        };
         let (rotors, batteries) = (shape.motors.len(), shape.batteries.len());
-        let mut out = BufWriter::with_capacity(1 << 16, File::create(path)?);
-        writeln!(
-            out,
-            "# lockstep-log {LOG_SCHEMA_VERSION} {label} rotors={rotors} batteries={batteries}"
-        )?;
-        let mut w = csv::Writer::from_writer(out);
+        let mut file = open_locked(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::ResourceBusy => e,
+            _ => named(e),
+        })?;
+        let head = format!(
+            "# lockstep-log {LOG_SCHEMA_VERSION} {label} rotors={rotors} batteries={batteries}\n"
+        )
+        .into_bytes();
+        let mut w = csv::Writer::from_writer(head);
         w.write_record(header(rotors, batteries))
             .map_err(std::io::Error::other)?;
+        let mut head = w.into_inner().map_err(|e| e.into_error())?;
+        file.write_all(&head).map_err(named)?;
+        let committed = head.len() as u64;
+        head.clear();
+        head.reserve(CHUNK_BYTES + (1 << 12));
+        let w = csv::Writer::from_writer(head);
+        let failure: Failure = Arc::default();
+        let failed = Arc::clone(&failure);
         let (to_writer, batches_in) = sync_channel::<Batch>(POOL_BATCHES);
         let (to_pool, pool) = sync_channel::<Batch>(POOL_BATCHES + 1);
         for _ in 0..POOL_BATCHES {
@@ -250,33 +348,66 @@ impl FlightLog {
         let writer = std::thread::Builder::new()
             .name("lockstep-log".into())
             .spawn(move || {
-                let mut csv = CsvRows { w };
-                let mut first_error = None;
+                let mut csv = CsvRows { w, file, committed };
+                // Time of the first row not yet on disk.
+                let mut pending_from: Option<u64> = None;
+                let mut failed_at = None;
                 for mut batch in batches_in {
-                    for row in &batch.rows[..batch.len] {
-                        if first_error.is_none()
-                            && let Err(e) = csv.write(row)
-                        {
-                            first_error = Some(e);
+                    if failed_at.is_none() {
+                        pending_from =
+                            pending_from.or(batch.rows[..batch.len].first().map(|r| r.time_us));
+                        let written = batch.rows[..batch.len]
+                            .iter()
+                            .try_for_each(|row| csv.write(row))
+                            .and_then(|()| csv.drain(false));
+                        match written {
+                            Err(e) => failed_at = Some((pending_from.unwrap_or(0), e)),
+                            Ok(()) if csv.drained() => pending_from = None,
+                            Ok(()) => {}
                         }
                     }
                     batch.len = 0;
                     // The engine may be gone already; nothing waits for this batch then.
                     let _ = to_pool.send(batch);
+                    if failed_at.is_some() {
+                        break;
+                    }
                 }
-                let flushed = csv.w.flush();
-                match first_error {
-                    Some(e) => Err(e),
-                    None => flushed,
+                if failed_at.is_none()
+                    && let Err(e) = csv.drain(true)
+                {
+                    failed_at = Some((pending_from.unwrap_or(0), e));
+                }
+                if let Some(f) = failed_at {
+                    *failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(f);
                 }
             })?;
         let current = pool.recv().map_err(|_| closed())?;
         Ok(FlightLog {
+            path: path.to_path_buf(),
             to_writer: Some(to_writer),
             pool,
             current: Some(current),
             writer: Some(writer),
+            failure,
             rows: 0,
+            last_time_us: None,
+        })
+    }
+
+    /// The writer's first error, named with the path and the time of the
+    /// first row lost.
+    fn failure(&self) -> Option<std::io::Error> {
+        let slot = self.failure.lock().unwrap_or_else(|e| e.into_inner());
+        slot.as_ref().map(|(t, e)| {
+            std::io::Error::new(
+                e.kind(),
+                format!(
+                    "cannot write {} (the rows from {} on are lost): {e}",
+                    self.path.display(),
+                    lockstep_abi::at(*t)
+                ),
+            )
         })
     }
 
@@ -286,23 +417,29 @@ impl FlightLog {
         batch.rows[batch.len].copy_from(r);
         batch.len += 1;
         self.rows += 1;
+        self.last_time_us = Some(r.time_us);
         if batch.len == BATCH_ROWS {
             self.hand_over()?;
-            self.current = Some(self.pool.recv().map_err(|_| closed())?);
+            let next = self.pool.recv();
+            self.current = Some(next.map_err(|_| self.failure().unwrap_or_else(closed))?);
         }
         Ok(())
     }
 
-    /// Sends the current batch to the writer.
+    /// Sends the current batch to the writer; fails with the writer's
+    /// error once it has one.
     fn hand_over(&mut self) -> std::io::Result<()> {
+        if let Some(e) = self.failure() {
+            return Err(e);
+        }
         if let Some(batch) = self.current.take()
             && batch.len > 0
         {
-            self.to_writer
-                .as_ref()
-                .ok_or_else(closed)?
-                .send(batch)
-                .map_err(|_| closed())?;
+            let sent = self.to_writer.as_ref().ok_or_else(closed)?.send(batch);
+            if sent.is_err() {
+                // The writer stopped: after a failure, which it recorded.
+                return Err(self.failure().unwrap_or_else(closed));
+            }
         }
         Ok(())
     }
@@ -311,18 +448,28 @@ impl FlightLog {
         self.rows
     }
 
+    /// The time of the last row written, if any.
+    pub fn last_time_us(&self) -> Option<u64> {
+        self.last_time_us
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Writes every queued row, flushes the file and stops the writer;
     /// returns the first error the writer met. Later writes fail.
     pub fn finish(&mut self) -> std::io::Result<()> {
         let handed = self.hand_over();
         self.to_writer = None;
-        let joined = match self.writer.take() {
-            Some(h) => h
-                .join()
-                .map_err(|_| std::io::Error::other("the log writer thread panicked"))?,
-            None => Ok(()),
-        };
-        handed.and(joined)
+        if let Some(h) = self.writer.take() {
+            h.join()
+                .map_err(|_| std::io::Error::other("the log writer thread panicked"))?;
+        }
+        match self.failure() {
+            Some(e) => Err(e),
+            None => handed,
+        }
     }
 }
 

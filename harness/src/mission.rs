@@ -11,17 +11,33 @@
 //! latitude, longitude, altitude, autocontinue. Indices run 0, 1, 2, ...
 //! Line 0 is QGroundControl's home position; it is returned as `home` and the
 //! items to upload are the lines after it. Anything malformed is an error
-//! with its line number: nothing is skipped with a warning.
+//! with its file and line number: nothing is skipped with a warning.
+//! Values are checked: `current` and `autocontinue` 0 or 1, `frame` and
+//! `command` within MAVLink's ranges, latitude in [-90, 90], longitude in
+//! [-180, 180], params and altitude finite in `f32`; at most
+//! [`MAX_MISSION_ITEMS`] items, files of at most [`MAX_MISSION_BYTES`].
 
 use std::path::Path;
 
+use lockstep_abi::MAX_MISSION_ITEMS;
 use lockstep_abi::ffi::lockstep_mission_item;
+
+/// Largest mission file read: 64 MiB (65,535 items take about 5 MB).
+pub const MAX_MISSION_BYTES: u64 = 64 << 20;
 
 /// A malformed mission file.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum MissionError {
     #[error("cannot read mission {path}: {reason}")]
     Io { path: String, reason: String },
+    /// An error of the file's content, with the file's path.
+    #[error("mission {path}: {error}")]
+    InFile {
+        path: String,
+        error: Box<MissionError>,
+    },
+    #[error("{items} items; at most {MAX_MISSION_ITEMS} can be uploaded")]
+    TooMany { items: usize },
     #[error("line 1: expected the header `QGC WPL 110`, found `{found}`")]
     Header { found: String },
     #[error("line {line}: expected 12 fields, found {found}")]
@@ -76,14 +92,52 @@ fn uint(line: usize, i: usize, text: &str) -> Result<u32, MissionError> {
     })
 }
 
-fn float(line: usize, i: usize, text: &str) -> Result<f64, MissionError> {
-    match text.parse::<f64>() {
-        Ok(v) if v.is_finite() => Ok(v),
+/// An unsigned integer of at most `max`.
+fn uint_max(
+    line: usize,
+    i: usize,
+    text: &str,
+    max: u32,
+    expected: &'static str,
+) -> Result<u32, MissionError> {
+    match text.parse::<u32>() {
+        Ok(v) if v <= max => Ok(v),
         _ => Err(MissionError::BadField {
             line,
             field: FIELDS[i],
             text: text.to_string(),
-            expected: "a finite number",
+            expected,
+        }),
+    }
+}
+
+fn float(line: usize, i: usize, text: &str) -> Result<f64, MissionError> {
+    float_in(
+        line,
+        i,
+        text,
+        f64::from(f32::MIN),
+        f64::from(f32::MAX),
+        "a finite number",
+    )
+}
+
+/// A number in `[lo, hi]`.
+fn float_in(
+    line: usize,
+    i: usize,
+    text: &str,
+    lo: f64,
+    hi: f64,
+    expected: &'static str,
+) -> Result<f64, MissionError> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= lo && v <= hi => Ok(v),
+        _ => Err(MissionError::BadField {
+            line,
+            field: FIELDS[i],
+            text: text.to_string(),
+            expected,
         }),
     }
 }
@@ -91,11 +145,23 @@ fn float(line: usize, i: usize, text: &str) -> Result<f64, MissionError> {
 impl Mission {
     pub fn load(path: impl AsRef<Path>) -> Result<Mission, MissionError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|e| MissionError::Io {
+        let io = |reason: String| MissionError::Io {
             path: path.display().to_string(),
-            reason: e.to_string(),
-        })?;
-        Mission::parse(&text)
+            reason,
+        };
+        let size = std::fs::metadata(path)
+            .map_err(|e| io(e.to_string()))?
+            .len();
+        if size > MAX_MISSION_BYTES {
+            return Err(io(format!(
+                "{size} bytes; a mission file may hold at most {MAX_MISSION_BYTES}"
+            )));
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| io(e.to_string()))?;
+        Mission::parse(&text).map_err(|error| MissionError::InFile {
+            path: path.display().to_string(),
+            error: Box::new(error),
+        })
     }
 
     pub fn parse(text: &str) -> Result<Mission, MissionError> {
@@ -137,23 +203,28 @@ impl Mission {
                     found: index,
                 });
             }
-            uint(line, 1, f[1])?;
+            uint_max(line, 1, f[1], 1, "0 or 1")?;
             let mut p = [0.0f32; 4];
             for (k, v) in p.iter_mut().enumerate() {
                 *v = float(line, 4 + k, f[4 + k])? as f32;
             }
             all.push(lockstep_mission_item {
-                frame: uint(line, 2, f[2])?,
-                command: uint(line, 3, f[3])?,
+                frame: uint_max(line, 2, f[2], 255, "a MAV_FRAME number (0..255)")?,
+                command: uint_max(line, 3, f[3], 65_535, "a MAV_CMD number (0..65535)")?,
                 param1: p[0],
                 param2: p[1],
                 param3: p[2],
                 param4: p[3],
-                lat_deg: float(line, 8, f[8])?,
-                lon_deg: float(line, 9, f[9])?,
+                lat_deg: float_in(line, 8, f[8], -90.0, 90.0, "a latitude in [-90, 90]")?,
+                lon_deg: float_in(line, 9, f[9], -180.0, 180.0, "a longitude in [-180, 180]")?,
                 alt_m: float(line, 10, f[10])? as f32,
-                autocontinue: uint(line, 11, f[11])?,
+                autocontinue: uint_max(line, 11, f[11], 1, "0 or 1")?,
             });
+            if all.len() > MAX_MISSION_ITEMS + 1 {
+                return Err(MissionError::TooMany {
+                    items: all.len() - 1,
+                });
+            }
         }
         let mut all = all.into_iter();
         let home = all.next().ok_or(MissionError::Empty)?;
@@ -224,11 +295,35 @@ mod tests {
             ),
             (
                 "QGC WPL 110\n0 1 0 16 0 0 0 0 47 8 488 1\n\n1 0 3 -16 0 0 0 0 47 8 10 1\n",
-                "line 4: field `command` is `-16`, not a non-negative integer",
+                "line 4: field `command` is `-16`, not a MAV_CMD number (0..65535)",
+            ),
+            (
+                "QGC WPL 110\n0 1 0 16 0 0 0 0 47 8 488 1\n1 2 3 16 0 0 0 0 47 8 10 1\n",
+                "line 3: field `current` is `2`, not 0 or 1",
+            ),
+            (
+                "QGC WPL 110\n0 1 0 16 0 0 0 0 47 8 488 1\n1 0 3 16 0 0 0 0 91 8 10 1\n",
+                "line 3: field `latitude` is `91`, not a latitude in [-90, 90]",
+            ),
+            (
+                "QGC WPL 110\n0 1 0 16 0 0 0 0 47 8 488 1\n1 0 3 16 0 0 0 0 47 -180.5 10 1\n",
+                "line 3: field `longitude` is `-180.5`, not a longitude in [-180, 180]",
+            ),
+            (
+                "QGC WPL 110\n0 1 0 16 0 0 0 0 47 8 488 1\n1 0 3 16 0 0 0 0 47 8 1e39 1\n",
+                "line 3: field `altitude` is `1e39`, not a finite number",
+            ),
+            (
+                "QGC WPL 110\n0 1 0 16 0 0 0 0 47 8 488 1\n1 0 300 16 0 0 0 0 47 8 10 1\n",
+                "line 3: field `frame` is `300`, not a MAV_FRAME number (0..255)",
+            ),
+            (
+                "QGC WPL 110\n0 1 0 16 0 0 0 0 47 8 488 1\n1 0 3 16 0 0 0 0 47 8 10 7\n",
+                "line 3: field `autocontinue` is `7`, not 0 or 1",
             ),
             (
                 "QGC WPL 110\n0 1 0 16 0 0 0 0 nan 8 488 1\n",
-                "line 2: field `latitude` is `nan`, not a finite number",
+                "line 2: field `latitude` is `nan`, not a latitude in [-90, 90]",
             ),
         ];
         for (text, expect) in cases {

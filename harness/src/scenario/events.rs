@@ -1,0 +1,172 @@
+//! `[[events]]`: triggers and actions.
+
+use super::checks::{KeyError, MAX_WIND_MPS, duration, each_within, within};
+use super::file::EventSection;
+use super::{Action, Condition, Event, SensorId, Trigger};
+use crate::Micros;
+
+/// Largest altitude a condition may name: 100 km.
+const MAX_ALTITUDE_M: f64 = 1e5;
+
+/// One `[[events]]` entry, every value checked with its key path; times
+/// lie within the run (`end`).
+pub(super) fn event(
+    e: &EventSection,
+    key: &dyn Fn(&str) -> String,
+    end: Micros,
+) -> Result<Event, KeyError> {
+    let end_s = end.0 as f64 * 1e-6;
+    let trigger = match (e.at_s, e.at_us, &e.when) {
+        (Some(s), None, None) => Trigger::At(duration(&key("at_s"), s, end_s)?),
+        (None, Some(us), None) => {
+            if us > end.0 {
+                return Err((
+                    key("at_us"),
+                    format!("must be at most the run's end, {} us, is {us}", end.0),
+                ));
+            }
+            Trigger::At(Micros(us))
+        }
+        (None, None, Some(w)) => {
+            let time = |k: &str, v: Option<f64>| {
+                v.map(|s| duration(&key(&format!("when.{k}")), s, end_s))
+                    .transpose()
+            };
+            let altitude = |k: &str, v: Option<f64>| {
+                v.map(|a| {
+                    within(
+                        &key(&format!("when.{k}")),
+                        a,
+                        -MAX_ALTITUDE_M,
+                        MAX_ALTITUDE_M,
+                    )
+                })
+                .transpose()
+            };
+            if let Some(i) = w.mission_item_at_least
+                && i < 0
+            {
+                return Err((
+                    key("when.mission_item_at_least"),
+                    format!("must be >= 0, is {i}"),
+                ));
+            }
+            Trigger::When(Condition {
+                altitude_above_m: altitude("altitude_above_m", w.altitude_above_m)?,
+                altitude_below_m: altitude("altitude_below_m", w.altitude_below_m)?,
+                soc_below: w
+                    .soc_below
+                    .map(|v| within(&key("when.soc_below"), v, 0.0, 1.0))
+                    .transpose()?,
+                mission_item_at_least: w.mission_item_at_least,
+                after: time("after_s", w.after_s)?,
+                since_mission_start: time("since_mission_start_s", w.since_mission_start_s)?,
+            })
+        }
+        _ => return Err((key("at_s"), "give exactly one of at_s, at_us, when".into())),
+    };
+    let need = |v: Option<usize>, k: &str, max: usize| {
+        let i = v.ok_or_else(|| (key(k), format!("is required by action `{}`", e.action)))?;
+        if i >= max {
+            return Err((key(k), format!("must be below {max}, is {i}")));
+        }
+        Ok(i)
+    };
+    let motor = |k| need(e.motor, k, lockstep_plant::multirotor::MAX_ROTORS);
+    let battery = |k| need(e.battery, k, lockstep_plant::multirotor::MAX_BATTERIES);
+    let sensor = || -> Result<SensorId, (String, String)> {
+        let n = e.sensor.as_deref().ok_or_else(|| {
+            (
+                key("sensor"),
+                format!("is required by action `{}`", e.action),
+            )
+        })?;
+        SensorId::from_name(n).ok_or_else(|| {
+            (
+                key("sensor"),
+                format!("`{n}` is not one of imu, mag, baro, gps, estimator"),
+            )
+        })
+    };
+    let value = || {
+        e.value.ok_or_else(|| {
+            (
+                key("value"),
+                format!("is required by action `{}`", e.action),
+            )
+        })
+    };
+    let action = match e.action.as_str() {
+        "arm" => Action::Arm,
+        "disarm" => Action::Disarm,
+        "mission_start" => Action::MissionStart,
+        "rtl" => Action::Rtl,
+        "land" => Action::Land,
+        "hold" => Action::Hold,
+        "wind_gust" => {
+            let g = e
+                .gust
+                .as_ref()
+                .ok_or_else(|| (key("gust"), "is required by action `wind_gust`".into()))?;
+            let d = |k: &str, s: f64| duration(&key(&format!("gust.{k}")), s, end_s);
+            Action::WindGust {
+                amplitude_ned_mps: each_within(
+                    &key("gust.amplitude_ned_mps"),
+                    g.amplitude_ned_mps,
+                    -MAX_WIND_MPS,
+                    MAX_WIND_MPS,
+                )?,
+                rise: d("rise_s", g.rise_s)?,
+                hold: d("hold_s", g.hold_s)?,
+                fall: d("fall_s", g.fall_s)?,
+            }
+        }
+        "motor_fail" => Action::MotorFail {
+            motor: motor("motor")?,
+        },
+        "motor_restore" => Action::MotorRestore {
+            motor: motor("motor")?,
+        },
+        "thrust_loss" => {
+            let fraction = e.fraction.ok_or_else(|| {
+                (
+                    key("fraction"),
+                    "is required by action `thrust_loss`".into(),
+                )
+            })?;
+            within(&key("fraction"), fraction, 0.0, 1.0)?;
+            Action::ThrustLoss {
+                motor: motor("motor")?,
+                fraction,
+            }
+        }
+        "battery_disconnect" => Action::BatteryDisconnect {
+            battery: battery("battery")?,
+        },
+        "battery_reconnect" => Action::BatteryReconnect {
+            battery: battery("battery")?,
+        },
+        "sensor_dropout" => Action::SensorDropout { sensor: sensor()? },
+        "sensor_freeze" => Action::SensorFreeze { sensor: sensor()? },
+        "sensor_bias_step" => Action::SensorBiasStep {
+            sensor: sensor()?,
+            value: within(&key("value"), value()?, -1e6, 1e6)?,
+        },
+        "sensor_noise_scale" => Action::SensorNoiseScale {
+            sensor: sensor()?,
+            value: within(&key("value"), value()?, 0.0, 1e3)?,
+        },
+        "sensor_clear" => Action::SensorClear { sensor: sensor()? },
+        other => {
+            return Err((
+                key("action"),
+                format!(
+                    "`{other}` is not an action (arm, disarm, mission_start, rtl, land, hold, wind_gust, motor_fail, \
+                     motor_restore, thrust_loss, battery_disconnect, battery_reconnect, sensor_dropout, sensor_freeze, \
+                     sensor_bias_step, sensor_noise_scale, sensor_clear)"
+                ),
+            ));
+        }
+    };
+    Ok(Event { trigger, action })
+}

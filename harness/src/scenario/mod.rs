@@ -1,0 +1,430 @@
+//! Scenario files (TOML): what to fly, how often everything runs, the wind,
+//! the sensors, and the events. Strict like aircraft specs: unknown keys and
+//! ill-typed values are errors naming their key path.
+//!
+//! ```toml
+//! schema_version = 1
+//! [simulation]
+//! seed = 7
+//! duration_s = 90.0
+//! integrator = "rk4"          # euler, rk4, bs32, dp54
+//! [cadences]                  # each one of period_us, period_s, rate_hz
+//! autopilot = { rate_hz = 250 }
+//! log = { rate_hz = 10 }      # no log cadence: no log
+//! [vehicle]
+//! spec = "iris"               # built-in name or path (relative to this file)
+//! mission = "../missions/square.waypoints"
+//! [sensors.gps]              # imu, mag, baro, gps: noise; gps: delay_us
+//! delay_us = 100000
+//! [estimator]                # noise, AR(1) biases, bias_tau_s, delay_us
+//! delay_us = 20000
+//! [wind]                     # constant, ornstein_uhlenbeck, dryden (+ w20_mps)
+//! model = "ornstein_uhlenbeck"
+//! mean_ned_mps = [2.0, 1.0, 0.0]
+//! sigma_mps = [0.8, 0.8, 0.3]
+//! tau_s = [5.0, 5.0, 2.0]
+//! [autopilot.params]        # set through the library's parameter functions
+//! MPC_XY_VEL_P = 1.5
+//! [[events]]
+//! at_s = 1.0
+//! action = "arm"
+//! [[events]]
+//! when = { altitude_above_m = 5.0 }
+//! action = "motor_fail"
+//! motor = 0
+//! ```
+
+mod checks;
+mod events;
+mod expect;
+mod file;
+mod settings;
+#[cfg(test)]
+mod tests;
+mod types;
+
+use std::path::{Path, PathBuf};
+
+use lockstep_plant::integrate::Method;
+use lockstep_plant::spec::{SpecError, deserialize_strict, parse_table};
+
+use crate::{Cadence, ConfigError, Micros};
+pub use checks::{MAX_DELAY_US, MAX_DURATION_S};
+use checks::{MAX_START_OFFSET_M, MAX_TICK_US, MAX_WIND_MPS, each_within, positive, within};
+use events::event;
+use file::{File, PeriodSection, WindKind};
+use settings::sensor_settings;
+pub use types::*;
+
+/// What is wrong with a scenario.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ScenarioError {
+    #[error("cannot read scenario {path}: {reason}")]
+    Io { path: String, reason: String },
+    #[error(transparent)]
+    Toml(#[from] SpecError),
+    #[error("{file}: {source}")]
+    Cadence {
+        file: String,
+        #[source]
+        source: ConfigError,
+    },
+    #[error("{file}: key `{key}`: {reason}")]
+    Invalid {
+        file: String,
+        key: String,
+        reason: String,
+    },
+}
+
+/// Largest scenario file read: 16 MiB.
+pub const MAX_SCENARIO_BYTES: u64 = 16 << 20;
+
+/// The supported `schema_version`.
+pub const SCENARIO_SCHEMA_VERSION: u32 = 1;
+
+/// The wind model chosen by the scenario.
+pub use crate::wind::WindModel;
+
+/// A validated scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    pub file: PathBuf,
+    pub description: Option<String>,
+    pub seed: u64,
+    pub duration: Micros,
+    pub tick: Micros,
+    pub engine: EngineKind,
+    pub integrator: Method,
+    /// physics, autopilot, imu, mag, baro, gps, estimator, wind[, log].
+    pub cadences: Vec<Cadence>,
+    pub spec: String,
+    pub mission: Option<PathBuf>,
+    pub start: (f64, f64, f64),
+    pub wind: WindModel,
+    pub sensors: SensorSettings,
+    pub events: Vec<Event>,
+    /// `[autopilot.params]`, set after the autopilot is created.
+    pub autopilot_params: crate::autopilot_params::Params,
+    /// `[expect]`: crash thresholds and the conditions of the verdict.
+    pub expect: crate::verdict::Expectations,
+}
+
+const DEFAULT_CADENCES_US: [(&str, u64); 8] = [
+    ("physics", 1000),
+    ("autopilot", 4000),
+    ("imu", 4000),
+    ("mag", 20_000),
+    ("baro", 20_000),
+    ("gps", 200_000),
+    ("estimator", 4000),
+    ("wind", 10_000),
+];
+
+impl Scenario {
+    pub fn load(path: impl AsRef<Path>) -> Result<Scenario, ScenarioError> {
+        let path = path.as_ref();
+        let io = |reason: String| ScenarioError::Io {
+            path: path.display().to_string(),
+            reason,
+        };
+        let size = std::fs::metadata(path)
+            .map_err(|e| io(e.to_string()))?
+            .len();
+        if size > MAX_SCENARIO_BYTES {
+            return Err(io(format!(
+                "{size} bytes; a scenario file may hold at most {MAX_SCENARIO_BYTES}"
+            )));
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| io(e.to_string()))?;
+        Scenario::from_toml_str(&text, path)
+    }
+
+    /// A scenario from text, as if read from `path` (relative paths in it are
+    /// relative to `path`'s directory).
+    pub fn from_toml_str(text: &str, path: impl AsRef<Path>) -> Result<Scenario, ScenarioError> {
+        let path = path.as_ref();
+        let label = path.display().to_string();
+        let f: File = deserialize_strict(&label, parse_table(&label, text)?)?;
+        let invalid = |key: &str, reason: String| ScenarioError::Invalid {
+            file: label.clone(),
+            key: key.to_string(),
+            reason,
+        };
+        let cad_err = |source| ScenarioError::Cadence {
+            file: label.clone(),
+            source,
+        };
+        if f.schema_version != SCENARIO_SCHEMA_VERSION {
+            return Err(invalid(
+                "schema_version",
+                format!(
+                    "{} is not supported (this build reads {SCENARIO_SCHEMA_VERSION})",
+                    f.schema_version
+                ),
+            ));
+        }
+        let key_err = |(k, reason): checks::KeyError| invalid(&k, reason);
+        if f.simulation.tick_us == 0 || f.simulation.tick_us > MAX_TICK_US {
+            return Err(invalid(
+                "simulation.tick_us",
+                format!("must be in [1, {MAX_TICK_US}], is {}", f.simulation.tick_us),
+            ));
+        }
+        let tick = Micros(f.simulation.tick_us);
+        positive(
+            "simulation.duration_s",
+            f.simulation.duration_s,
+            MAX_DURATION_S,
+        )
+        .map_err(key_err)?;
+        let duration = checks::duration(
+            "simulation.duration_s",
+            f.simulation.duration_s,
+            MAX_DURATION_S,
+        )
+        .map_err(key_err)?;
+        let integrator = Method::from_name(&f.simulation.integrator).ok_or_else(|| {
+            invalid(
+                "simulation.integrator",
+                format!(
+                    "`{}` is not one of euler, rk4, bs32, dp54",
+                    f.simulation.integrator
+                ),
+            )
+        })?;
+        if f.simulation.engine == EngineKind::EventDriven && !integrator.is_adaptive() {
+            return Err(invalid(
+                "simulation.integrator",
+                format!(
+                    "the event_driven engine needs an adaptive integrator (bs32, dp54), not {}",
+                    integrator.name()
+                ),
+            ));
+        }
+        let c = &f.cadences;
+        let given = [
+            c.physics,
+            c.autopilot,
+            c.imu,
+            c.mag,
+            c.baro,
+            c.gps,
+            c.estimator,
+            c.wind,
+        ];
+        let mut cadences = Vec::new();
+        for ((name, default_us), spec) in DEFAULT_CADENCES_US.iter().zip(given) {
+            cadences.push(
+                cadence(name, spec, Some(*default_us), tick).map_err(|e| match e {
+                    Either::Config(e) => cad_err(e),
+                    Either::Key(reason) => invalid(&format!("cadences.{name}"), reason),
+                })?,
+            );
+        }
+        if let Some(spec) = c.log {
+            cadences.push(cadence("log", Some(spec), None, tick).map_err(|e| match e {
+                Either::Config(e) => cad_err(e),
+                Either::Key(reason) => invalid("cadences.log", reason),
+            })?);
+        }
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let spec = if lockstep_plant::spec::BUILTIN_SPECS
+            .iter()
+            .any(|(n, _)| *n == f.vehicle.spec)
+        {
+            f.vehicle.spec.clone()
+        } else {
+            let p = resolve(dir, &f.vehicle.spec).map_err(|reason| {
+                invalid(
+                    "vehicle.spec",
+                    format!(
+                        "`{}` is not a built-in spec ({}) and {reason}",
+                        f.vehicle.spec,
+                        lockstep_plant::spec::BUILTIN_SPECS
+                            .iter()
+                            .map(|(n, _)| *n)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )
+            })?;
+            p.display().to_string()
+        };
+        let mission = match f.vehicle.mission.as_deref() {
+            Some(m) => Some(resolve(dir, m).map_err(|reason| invalid("vehicle.mission", reason))?),
+            None => None,
+        };
+        let v = &f.vehicle;
+        let start = (
+            within(
+                "vehicle.start_north_m",
+                v.start_north_m,
+                -MAX_START_OFFSET_M,
+                MAX_START_OFFSET_M,
+            )
+            .map_err(key_err)?,
+            within(
+                "vehicle.start_east_m",
+                v.start_east_m,
+                -MAX_START_OFFSET_M,
+                MAX_START_OFFSET_M,
+            )
+            .map_err(key_err)?,
+            within("vehicle.start_yaw_deg", v.start_yaw_deg, -360.0, 360.0).map_err(key_err)?,
+        );
+        if let Some(w) = &f.wind {
+            each_within(
+                "wind.mean_ned_mps",
+                w.mean_ned_mps,
+                -MAX_WIND_MPS,
+                MAX_WIND_MPS,
+            )
+            .map_err(key_err)?;
+        }
+        let wind = match &f.wind {
+            None => WindModel::Constant { ned_mps: [0.0; 3] },
+            Some(w) => match w.model {
+                WindKind::Constant => {
+                    if w.sigma_mps.is_some() || w.tau_s.is_some() {
+                        return Err(invalid(
+                            "wind",
+                            "sigma_mps and tau_s do not apply to model \"constant\"".into(),
+                        ));
+                    }
+                    WindModel::Constant {
+                        ned_mps: w.mean_ned_mps,
+                    }
+                }
+                WindKind::OrnsteinUhlenbeck => {
+                    let sigma = w
+                        .sigma_mps
+                        .ok_or_else(|| invalid("wind.sigma_mps", "is required".into()))?;
+                    let tau = w
+                        .tau_s
+                        .ok_or_else(|| invalid("wind.tau_s", "is required".into()))?;
+                    each_within("wind.sigma_mps", sigma, 0.0, MAX_WIND_MPS / 2.0)
+                        .map_err(key_err)?;
+                    for (i, t) in tau.iter().enumerate() {
+                        positive(&format!("wind.tau_s[{i}]"), *t, 1e5).map_err(key_err)?;
+                    }
+                    WindModel::OrnsteinUhlenbeck {
+                        mean_ned_mps: w.mean_ned_mps,
+                        sigma_mps: sigma,
+                        tau_s: tau,
+                    }
+                }
+                WindKind::Dryden => {
+                    if w.sigma_mps.is_some() || w.tau_s.is_some() {
+                        return Err(invalid(
+                            "wind",
+                            "sigma_mps and tau_s do not apply to model \"dryden\"".into(),
+                        ));
+                    }
+                    let m = w.mean_ned_mps;
+                    let w20 = w.w20_mps.unwrap_or((m[0] * m[0] + m[1] * m[1]).sqrt());
+                    within("wind.w20_mps", w20, 0.0, MAX_WIND_MPS).map_err(key_err)?;
+                    WindModel::Dryden {
+                        mean_ned_mps: m,
+                        w20_mps: w20,
+                    }
+                }
+            },
+        };
+        let sensors = sensor_settings(&f).map_err(|(k, reason)| invalid(&k, reason))?;
+        let mut events = Vec::with_capacity(f.events.len());
+        for (i, e) in f.events.iter().enumerate() {
+            let key = |k: &str| format!("events[{i}].{k}");
+            events.push(event(e, &key, duration).map_err(key_err)?);
+        }
+        let autopilot_params = match &f.autopilot {
+            Some(a) => crate::autopilot_params::parse(&a.params)
+                .map_err(|(k, reason)| invalid(&k, reason))?,
+            None => Default::default(),
+        };
+        let expect = expect::expectations(f.expect.as_ref()).map_err(key_err)?;
+        Ok(Scenario {
+            expect,
+            file: path.to_path_buf(),
+            description: f.description,
+            seed: f.simulation.seed,
+            duration,
+            tick,
+            engine: f.simulation.engine,
+            integrator,
+            cadences,
+            spec,
+            mission,
+            start,
+            wind,
+            sensors,
+            events,
+            autopilot_params,
+        })
+    }
+
+    /// The cadence named `name`.
+    pub fn cadence(&self, name: &str) -> Option<Micros> {
+        self.cadences
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| c.period)
+    }
+}
+
+enum Either {
+    Config(ConfigError),
+    Key(String),
+}
+
+fn cadence(
+    name: &str,
+    spec: Option<PeriodSection>,
+    default_us: Option<u64>,
+    tick: Micros,
+) -> Result<Cadence, Either> {
+    match spec {
+        None => {
+            Cadence::from_micros(name, default_us.unwrap_or(tick.0), tick).map_err(Either::Config)
+        }
+        Some(PeriodSection {
+            period_us: Some(us),
+            period_s: None,
+            rate_hz: None,
+        }) => Cadence::from_micros(name, us, tick).map_err(Either::Config),
+        Some(PeriodSection {
+            period_us: None,
+            period_s: Some(s),
+            rate_hz: None,
+        }) => Cadence::from_secs(name, s, tick).map_err(Either::Config),
+        Some(PeriodSection {
+            period_us: None,
+            period_s: None,
+            rate_hz: Some(hz),
+        }) => Cadence::from_hz(name, hz, tick).map_err(Either::Config),
+        Some(_) => Err(Either::Key(
+            "give exactly one of period_us, period_s, rate_hz".into(),
+        )),
+    }
+}
+
+/// `p` as given when absolute, else relative to the scenario's directory
+/// `dir` (never to the working directory); it must name an existing file.
+/// The error names the path that was tried.
+fn resolve(dir: &Path, p: &str) -> Result<PathBuf, String> {
+    let path = Path::new(p);
+    let resolved = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        dir.join(path)
+    };
+    match std::fs::metadata(&resolved) {
+        Ok(m) if m.is_file() => Ok(resolved),
+        Ok(_) => Err(format!("{} is not a file", resolved.display())),
+        Err(e) if path.is_absolute() => Err(format!("{}: {e}", resolved.display())),
+        Err(e) => Err(format!(
+            "{}: {e} (relative paths are relative to the scenario's directory)",
+            resolved.display()
+        )),
+    }
+}

@@ -1,0 +1,155 @@
+//! The scenario's public types: sensor settings, engine kind, events.
+
+use serde::Deserialize;
+
+use crate::Micros;
+use crate::sensors::{EstimatorConfig, GpsConfig, ImuNoise};
+
+/// Sensor and estimator settings (defaults: see each type's `Default`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SensorSettings {
+    pub imu: ImuNoise,
+    pub mag_field_ned_gauss: [f64; 3],
+    pub mag_noise_gauss: f64,
+    pub baro_noise_pa: f64,
+    pub gps: GpsConfig,
+    pub estimator: EstimatorConfig,
+}
+
+/// Earth magnetic field at the default origin (Zurich), NED, gauss.
+pub const DEFAULT_MAG_FIELD_NED_GAUSS: [f64; 3] = [0.216, 0.0107, 0.425];
+
+impl Default for SensorSettings {
+    fn default() -> Self {
+        SensorSettings {
+            imu: ImuNoise::default(),
+            mag_field_ned_gauss: DEFAULT_MAG_FIELD_NED_GAUSS,
+            mag_noise_gauss: 0.003,
+            baro_noise_pa: 3.0,
+            gps: GpsConfig::default(),
+            estimator: EstimatorConfig::default(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineKind {
+    /// Boundaries at every physics tick too; the plant steps between them.
+    #[default]
+    FixedStep,
+    /// No physics cadence: the plant is integrated between consecutive
+    /// boundaries (autopilot, sensors, wind, log, events) by an adaptive
+    /// integrator.
+    EventDriven,
+}
+
+/// A sensor a fault can hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SensorId {
+    Imu,
+    Mag,
+    Baro,
+    Gps,
+    Estimator,
+}
+
+impl SensorId {
+    pub const ALL: [SensorId; 5] = [
+        SensorId::Imu,
+        SensorId::Mag,
+        SensorId::Baro,
+        SensorId::Gps,
+        SensorId::Estimator,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SensorId::Imu => "imu",
+            SensorId::Mag => "mag",
+            SensorId::Baro => "baro",
+            SensorId::Gps => "gps",
+            SensorId::Estimator => "estimator",
+        }
+    }
+
+    pub(crate) fn from_name(n: &str) -> Option<SensorId> {
+        SensorId::ALL.into_iter().find(|s| s.name() == n)
+    }
+}
+
+/// What an event does.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Action {
+    Arm,
+    Disarm,
+    MissionStart,
+    Rtl,
+    Land,
+    Hold,
+    WindGust {
+        amplitude_ned_mps: [f64; 3],
+        rise: Micros,
+        hold: Micros,
+        fall: Micros,
+    },
+    MotorFail {
+        motor: usize,
+    },
+    MotorRestore {
+        motor: usize,
+    },
+    ThrustLoss {
+        motor: usize,
+        fraction: f64,
+    },
+    BatteryDisconnect {
+        battery: usize,
+    },
+    BatteryReconnect {
+        battery: usize,
+    },
+    SensorDropout {
+        sensor: SensorId,
+    },
+    SensorFreeze {
+        sensor: SensorId,
+    },
+    SensorBiasStep {
+        sensor: SensorId,
+        value: f64,
+    },
+    SensorNoiseScale {
+        sensor: SensorId,
+        value: f64,
+    },
+    SensorClear {
+        sensor: SensorId,
+    },
+}
+
+/// A condition on the vehicle's state, checked at every boundary: all given
+/// parts must hold.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Condition {
+    pub altitude_above_m: Option<f64>,
+    pub altitude_below_m: Option<f64>,
+    pub soc_below: Option<f64>,
+    pub mission_item_at_least: Option<i32>,
+    pub after: Option<Micros>,
+    pub since_mission_start: Option<Micros>,
+}
+
+/// When an event fires: at a time (a timeline boundary), or the first
+/// boundary at which a condition holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Trigger {
+    At(Micros),
+    When(Condition),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Event {
+    pub trigger: Trigger,
+    pub action: Action,
+}
