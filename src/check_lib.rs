@@ -3,78 +3,107 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use lockstep_abi::LayoutVerdict;
 use lockstep_abi::ffi::{LOCKSTEP_AP_CAP_REENTRANT, LOCKSTEP_AUTOPILOT_ABI_VERSION};
-use lockstep_abi::{AutopilotLibrary, LayoutVerdict};
+use lockstep_abi::isolate::{host_path, probe};
 
-pub fn run(path: &Path) -> ExitCode {
-    let inspection = match AutopilotLibrary::inspect(path) {
+/// Probes the library in a host process (a library that crashes, exits or
+/// hangs while loading is a verdict, not the end of this process) and
+/// prints the report. Exit status: 0 usable, 1 not usable, 2 the probe
+/// itself could not run.
+pub fn run(path: &Path, call_timeout: std::time::Duration) -> ExitCode {
+    let host = match host_path(None) {
+        Ok(h) => h,
+        Err(e) => {
+            warn!("lockstep check-lib: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let options = lockstep_abi::IsolationOptions {
+        call_timeout,
+        ..Default::default()
+    };
+    let inspection = match probe(&host, path, Some(&options)) {
         Ok(i) => i,
         Err(e) => {
-            println!("library       {}", path.display());
-            println!("verdict       NOT USABLE: {e}");
+            say!("library       {}", path.display());
+            say!("verdict       NOT USABLE: {e}");
             return ExitCode::from(1);
         }
     };
-    println!("library       {}", inspection.path.display());
-    println!(
+    say!("library       {}", inspection.path.display());
+    say!(
         "name          {}",
         inspection.name.as_deref().unwrap_or("(not exported)")
     );
     match inspection.abi_version {
         Some(v) if v == LOCKSTEP_AUTOPILOT_ABI_VERSION => {
-            println!("abi version   {v} (harness {LOCKSTEP_AUTOPILOT_ABI_VERSION}): ok")
+            say!("abi version   {v} (harness {LOCKSTEP_AUTOPILOT_ABI_VERSION}): ok")
         }
         Some(v) => {
-            println!("abi version   {v} (harness {LOCKSTEP_AUTOPILOT_ABI_VERSION}): MISMATCH")
+            say!("abi version   {v} (harness {LOCKSTEP_AUTOPILOT_ABI_VERSION}): MISMATCH")
         }
-        None => println!("abi version   (not exported)"),
+        None => say!("abi version   (not exported)"),
     }
     match inspection.capabilities {
-        Some(c) => println!(
-            "capabilities  {c:#x}: {}",
-            if c & LOCKSTEP_AP_CAP_REENTRANT != 0 {
-                "re-entrant"
-            } else {
-                "one instance per process"
-            }
-        ),
-        None => println!("capabilities  (not exported)"),
+        Some(c) => {
+            let unknown = c & !lockstep_abi::KNOWN_CAPABILITIES;
+            say!(
+                "capabilities  {c:#x}: {}{}",
+                if c & LOCKSTEP_AP_CAP_REENTRANT != 0 {
+                    "re-entrant"
+                } else {
+                    "one instance per process"
+                },
+                if unknown != 0 {
+                    format!(", UNKNOWN bits {unknown:#x}")
+                } else {
+                    String::new()
+                }
+            )
+        }
+        None => say!("capabilities  (not exported)"),
     }
     if inspection.missing_required.is_empty() {
-        println!("required      all present");
+        say!("required      all present");
     } else {
-        println!(
+        say!(
             "required      MISSING: {}",
             inspection.missing_required.join(", ")
         );
     }
-    println!(
+    say!(
         "optional      found: {}",
         list_or_none(&inspection.optional_found)
     );
-    println!(
+    say!(
         "              not found: {}",
         list_or_none(&inspection.optional_missing)
     );
     match &inspection.layout {
-        LayoutVerdict::NotChecked { reason } => println!("layout        not checked: {reason}"),
-        LayoutVerdict::Unreadable { reason } => println!("layout        UNREADABLE: {reason}"),
+        LayoutVerdict::NotChecked { reason } => say!("layout        not checked: {reason}"),
+        LayoutVerdict::Unreadable { reason } => say!("layout        UNREADABLE: {reason}"),
         LayoutVerdict::Compared(reports) => {
-            println!("layout");
+            say!("layout");
             for r in reports {
                 let verdict = if r.mismatches.is_empty() {
                     "ok"
                 } else {
                     "MISMATCH"
                 };
-                println!(
+                say!(
                     "  {:<28} size {:>3}  align {}  {:>2} fields  {verdict}",
-                    r.name, r.size, r.align, r.field_count
+                    r.name,
+                    r.size,
+                    r.align,
+                    r.field_count
                 );
                 for m in &r.mismatches {
-                    println!(
+                    say!(
                         "    {}: expected {}, found {}",
-                        m.field, m.expected, m.found
+                        m.field,
+                        m.expected,
+                        m.found
                     );
                 }
             }
@@ -82,17 +111,17 @@ pub fn run(path: &Path) -> ExitCode {
     }
     match inspection.problem() {
         None => {
-            println!("verdict       usable");
+            say!("verdict       usable");
             ExitCode::SUCCESS
         }
         Some(e) => {
-            println!("verdict       NOT USABLE: {e}");
+            say!("verdict       NOT USABLE: {e}");
             ExitCode::from(1)
         }
     }
 }
 
-fn list_or_none(names: &[&str]) -> String {
+fn list_or_none(names: &[String]) -> String {
     if names.is_empty() {
         "(none)".into()
     } else {

@@ -19,7 +19,19 @@ fn the_default_flight_finishes_its_mission_and_writes_its_log() {
     let log = std::env::temp_dir().join(format!("lockstep-run-cli-{}.csv", std::process::id()));
     let (code, out, err) = lockstep(&["run", "--log", log.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("vehicle       iris (4 rotors)"), "{out}");
+    assert_eq!(err, "", "{out}");
+    // The header: the scenario, its description, the autopilot (isolated,
+    // the default mode), the vehicle, the seed.
+    assert!(
+        out.starts_with(&format!(
+            "scenario      {}/examples/scenarios/square.toml\n              Iris, square mission, \
+             OU wind, noisy delayed estimates\nautopilot     {}\nvehicle       iris (4 rotors)\n\
+             seed          7\n",
+            env!("CARGO_MANIFEST_DIR"),
+            env!("LOCKSTEP_BUNDLED_AUTOPILOT")
+        )),
+        "{out}"
+    );
     assert!(
         out.contains("simulated     90.000 s in 90001 boundaries"),
         "{out}"
@@ -29,7 +41,17 @@ fn the_default_flight_finishes_its_mission_and_writes_its_log() {
         "{out}"
     );
     assert!(out.contains("mission       finished"), "{out}");
-    assert!(out.contains("(901 rows)"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "\nlog           {} (901 rows, the last at t = 90.000000 s)\n",
+            log.display()
+        )),
+        "{out}"
+    );
+    // No expectations, no crash: the verdict is ok, and last.
+    assert!(!out.contains("\ncrash "), "{out}");
+    assert!(!out.contains("\nexpect "), "{out}");
+    assert!(out.ends_with("\nverdict       ok\n"), "{out}");
     let text = std::fs::read_to_string(&log).unwrap();
     std::fs::remove_file(&log).unwrap();
     assert_eq!(text.lines().count(), 903);
@@ -59,6 +81,35 @@ fn bad_scenarios_are_reported_with_exit_status_2() {
     let (code, _, err) = lockstep(&["run", nolog.to_str().unwrap(), "--log", "/tmp/x.csv"]);
     assert_eq!(code, 2);
     assert!(err.contains("has no `log` cadence"), "{err}");
+}
+
+#[test]
+fn the_in_process_mode_is_named_on_the_autopilot_line() {
+    let dir = std::env::temp_dir().join(format!("lockstep-run-cli-mode-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let short = dir.join("short.toml");
+    std::fs::write(
+        &short,
+        "schema_version = 1\n[simulation]\nduration_s = 0.5\n[vehicle]\nspec = \"iris\"\n",
+    )
+    .unwrap();
+    let bundled = env!("LOCKSTEP_BUNDLED_AUTOPILOT");
+    for (mode, line) in [
+        ("process", format!("\nautopilot     {bundled}\n")),
+        (
+            "in-process",
+            format!("\nautopilot     {bundled} (in-process)\n"),
+        ),
+    ] {
+        let (code, out, err) = lockstep(&["run", short.to_str().unwrap(), "--isolation", mode]);
+        assert_eq!(code, 0, "{mode}: {out}{err}");
+        // No description: the autopilot line follows the scenario's.
+        assert!(
+            out.starts_with(&format!("scenario      {}{line}", short.display())),
+            "{mode}: {out}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
