@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use lockstep_abi::{Isolation, IsolationOptions};
+use lockstep_harness::scenario::Override;
 
 use clap::{Parser, Subcommand};
 
@@ -61,35 +62,11 @@ enum Command {
         #[arg(long, default_value_t = 60.0, value_parser = positive_seconds)]
         call_timeout: f64,
     },
-    /// Fly a scenario in lockstep and print a summary.
-    Run {
-        /// The scenario file (default: examples/scenarios/square.toml, the
-        /// Iris flying the square mission in wind on noisy estimates).
-        scenario: Option<PathBuf>,
-        /// The autopilot library (default: the bundled reference autopilot).
-        #[arg(long)]
-        autopilot: Option<PathBuf>,
-        /// Write the CSV log here (needs a `log` cadence in the scenario).
-        #[arg(long)]
-        log: Option<PathBuf>,
-        /// Record the plant's inputs at every boundary here, for `replay`.
-        #[arg(long)]
-        record: Option<PathBuf>,
-        /// Where the autopilot runs: `process` (a child process; a crash,
-        /// exit or hang of the library is reported with its signal,
-        /// function and time, and the log stays complete) or `in-process`
-        /// (cheaper; a crash ends the harness after one line).
-        #[arg(long, value_enum, default_value_t = IsolationArg::Process)]
-        isolation: IsolationArg,
-        /// Wall-time limit of one autopilot step in seconds, enforced by the
-        /// watchdog of the isolated mode [default: 5].
-        #[arg(long, value_parser = positive_seconds)]
-        step_timeout: Option<f64>,
-        /// Wall-time limit in seconds of the autopilot's other calls (load,
-        /// create, mission upload, parameters, destroy) [default: 60].
-        #[arg(long, value_parser = positive_seconds)]
-        call_timeout: Option<f64>,
-    },
+    /// Fly a scenario in lockstep and print a summary (wall time,
+    /// real-time factor, the log's digest, the timeline, the verdict).
+    Fly(FlyArgs),
+    /// The same as `fly`.
+    Run(FlyArgs),
     /// Replay a recording: drive the plant from it (no autopilot, no
     /// randomness) and print the final state.
     Replay {
@@ -100,6 +77,78 @@ enum Command {
         #[arg(long)]
         spec: Option<String>,
     },
+}
+
+#[derive(Debug, clap::Args)]
+struct FlyArgs {
+    /// The scenario file (default: examples/scenarios/square.toml, the
+    /// Iris flying the square mission in wind on noisy estimates).
+    scenario: Option<PathBuf>,
+    /// The autopilot library (default: the bundled reference autopilot).
+    #[arg(long)]
+    autopilot: Option<PathBuf>,
+    /// Override the scenario's seed (`simulation.seed`).
+    #[arg(long, value_parser = seed)]
+    seed: Option<i64>,
+    /// Override the simulated duration in seconds (`simulation.duration_s`).
+    #[arg(long)]
+    duration: Option<f64>,
+    /// Fly another aircraft: a built-in name (iris, hexa, octa) or a spec
+    /// file, relative to the working directory (`vehicle.spec`).
+    #[arg(long)]
+    spec: Option<String>,
+    /// Fly another mission file, relative to the working directory
+    /// (`vehicle.mission`).
+    #[arg(long)]
+    mission: Option<PathBuf>,
+    /// Set any scenario key: `--set wind.mean_ned_mps=[3.0,0.0,0.0]`,
+    /// `--set cadences.log.rate_hz=100`. The value is TOML; text that is
+    /// not TOML is a string. Repeatable; applied in order, after the other
+    /// overrides.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Set an autopilot parameter (`autopilot.params.NAME`). Repeatable.
+    #[arg(long = "param", value_name = "NAME=VALUE")]
+    param: Vec<String>,
+    /// Write the CSV log here (needs a `log` cadence in the scenario).
+    #[arg(long)]
+    log: Option<PathBuf>,
+    /// Record the plant's inputs at every boundary here, for `replay`.
+    #[arg(long)]
+    record: Option<PathBuf>,
+    /// Write everything the run writes into this directory (created if
+    /// needed): log.csv (when the scenario has a `log` cadence and no
+    /// --log is given) and summary.json.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Print the summary as one JSON object instead of text.
+    #[arg(long, conflicts_with = "quiet")]
+    json: bool,
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    quiet: bool,
+    /// Where the autopilot runs: `process` (a child process; a crash,
+    /// exit or hang of the library is reported with its signal,
+    /// function and time, and the log stays complete) or `in-process`
+    /// (cheaper; a crash ends the harness after one line).
+    #[arg(long, value_enum, default_value_t = IsolationArg::Process)]
+    isolation: IsolationArg,
+    /// Wall-time limit of one autopilot step in seconds, enforced by the
+    /// watchdog of the isolated mode [default: 5].
+    #[arg(long, value_parser = positive_seconds)]
+    step_timeout: Option<f64>,
+    /// Wall-time limit in seconds of the autopilot's other calls (load,
+    /// create, mission upload, parameters, destroy) [default: 60].
+    #[arg(long, value_parser = positive_seconds)]
+    call_timeout: Option<f64>,
+}
+
+/// A seed: a non-negative integer that TOML can hold (at most 2^63 - 1).
+fn seed(s: &str) -> Result<i64, String> {
+    s.parse::<i64>()
+        .ok()
+        .filter(|v| *v >= 0)
+        .ok_or_else(|| format!("{s} is not an integer in [0, 9223372036854775807]"))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -125,43 +174,131 @@ fn main() -> ExitCode {
             let path = path.unwrap_or_else(|| PathBuf::from(BUNDLED_AUTOPILOT));
             check_lib::run(&path, Duration::from_secs_f64(call_timeout))
         }
-        Command::Run {
-            scenario,
-            autopilot,
-            log,
-            record,
-            isolation,
-            step_timeout,
-            call_timeout,
-        } => {
-            let isolation = match isolation {
-                IsolationArg::InProcess => {
-                    if step_timeout.is_some() || call_timeout.is_some() {
-                        warn!(
-                            "lockstep run: --step-timeout and --call-timeout apply to --isolation process \
-                             only (in-process, nothing can stop a call that hangs)"
-                        );
-                        return run::Exit::ConfigError.into();
-                    }
-                    Isolation::InProcess
-                }
-                IsolationArg::Process => {
-                    let d = IsolationOptions::default();
-                    Isolation::Process(IsolationOptions {
-                        step_timeout: step_timeout.map_or(d.step_timeout, Duration::from_secs_f64),
-                        call_timeout: call_timeout.map_or(d.call_timeout, Duration::from_secs_f64),
-                        ..d
-                    })
-                }
-            };
-            run::run(
-                &scenario.unwrap_or_else(|| PathBuf::from(DEFAULT_SCENARIO)),
-                &autopilot.unwrap_or_else(|| PathBuf::from(BUNDLED_AUTOPILOT)),
-                log.as_deref(),
-                record.as_deref(),
-                &isolation,
-            )
-        }
+        Command::Fly(a) => fly("fly", a),
+        Command::Run(a) => fly("run", a),
         Command::Replay { recording, spec } => run::replay(&recording, spec.as_deref()),
     }
+}
+
+/// `lockstep fly` and its alias `run`: the options into library terms.
+fn fly(verb: &'static str, a: FlyArgs) -> ExitCode {
+    let refuse = |msg: String| -> ExitCode {
+        warn!("lockstep {verb}: {msg}");
+        run::Exit::ConfigError.into()
+    };
+    let isolation = match a.isolation {
+        IsolationArg::InProcess => {
+            if a.step_timeout.is_some() || a.call_timeout.is_some() {
+                return refuse(
+                    "--step-timeout and --call-timeout apply to --isolation process only \
+                     (in-process, nothing can stop a call that hangs)"
+                        .into(),
+                );
+            }
+            Isolation::InProcess
+        }
+        IsolationArg::Process => {
+            let d = IsolationOptions::default();
+            Isolation::Process(IsolationOptions {
+                step_timeout: a
+                    .step_timeout
+                    .map_or(d.step_timeout, Duration::from_secs_f64),
+                call_timeout: a
+                    .call_timeout
+                    .map_or(d.call_timeout, Duration::from_secs_f64),
+                ..d
+            })
+        }
+    };
+    let mut overrides = Vec::new();
+    if let Some(v) = a.seed {
+        overrides.push(Override::new(
+            "simulation.seed",
+            toml::Value::Integer(v),
+            format!("--seed {v}"),
+        ));
+    }
+    if let Some(v) = a.duration {
+        overrides.push(Override::new(
+            "simulation.duration_s",
+            toml::Value::Float(v),
+            format!("--duration {v}"),
+        ));
+    }
+    if let Some(v) = &a.spec {
+        // A built-in name as it is; a file relative to the working
+        // directory (the scenario's own paths are relative to the scenario).
+        let builtin = lockstep_plant::spec::BUILTIN_SPECS
+            .iter()
+            .any(|(n, _)| n == v);
+        let value = if builtin {
+            v.clone()
+        } else {
+            match std::path::absolute(v) {
+                Ok(p) => p.display().to_string(),
+                Err(e) => return refuse(format!("--spec {v}: {e}")),
+            }
+        };
+        overrides.push(Override::new(
+            "vehicle.spec",
+            toml::Value::String(value),
+            format!("--spec {v}"),
+        ));
+    }
+    if let Some(v) = &a.mission {
+        let p = match std::path::absolute(v) {
+            Ok(p) => p,
+            Err(e) => return refuse(format!("--mission {}: {e}", v.display())),
+        };
+        overrides.push(Override::new(
+            "vehicle.mission",
+            toml::Value::String(p.display().to_string()),
+            format!("--mission {}", v.display()),
+        ));
+    }
+    for p in &a.param {
+        let Some((name, _)) = p.split_once('=') else {
+            return refuse(format!("--param {p}: expected NAME=VALUE"));
+        };
+        if name.trim().is_empty() || name.contains('.') {
+            return refuse(format!(
+                "--param {p}: `{}` is not a parameter name",
+                name.trim()
+            ));
+        }
+        match Override::parse("--param", &format!("autopilot.params.{p}")) {
+            Ok(mut o) => {
+                o.given_as = format!("--param {p}");
+                overrides.push(o);
+            }
+            Err(e) => return refuse(e),
+        }
+    }
+    for s in &a.set {
+        match Override::parse("--set", s) {
+            Ok(o) => overrides.push(o),
+            Err(e) => return refuse(e),
+        }
+    }
+    run::fly(run::FlyOptions {
+        verb,
+        scenario: a
+            .scenario
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_SCENARIO)),
+        autopilot: a
+            .autopilot
+            .unwrap_or_else(|| PathBuf::from(BUNDLED_AUTOPILOT)),
+        overrides,
+        log: a.log,
+        record: a.record,
+        out: a.out,
+        isolation,
+        output: if a.json {
+            run::Output::Json
+        } else if a.quiet {
+            run::Output::Quiet
+        } else {
+            run::Output::Text
+        },
+    })
 }

@@ -1,16 +1,20 @@
-//! `lockstep run` and `lockstep replay`: fly a scenario or replay a
+//! `lockstep fly` (alias `run`) and `lockstep replay`: fly a scenario or replay a
 //! recording, print what happened, and exit with a status that says how it
 //! went (see [`Exit`]).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::time::Instant;
 
-use lockstep_abi::{AbiError, Isolation, mode_name};
+use lockstep_abi::{AbiError, Isolation};
 use lockstep_harness::engine::{Engine, EngineError};
 use lockstep_harness::record::Replay;
-use lockstep_harness::scenario::Scenario;
+use lockstep_harness::report::{
+    FinalState, FlightReport, LogReport, Outcome, VerdictReport, real_time_factor,
+};
+use lockstep_harness::scenario::{Override, Scenario};
 use lockstep_plant::AircraftSpec;
 
 /// The exit statuses, documented in the README.
@@ -42,15 +46,17 @@ impl From<Exit> for ExitCode {
 /// configuration errors; everything the autopilot or the run did is a run
 /// error; a signal gives 128 + its number.
 fn status_of(e: &EngineError) -> ExitCode {
+    ExitCode::from(status_code(e))
+}
+
+fn status_code(e: &EngineError) -> u8 {
     match e {
-        EngineError::Interrupted { signal, .. } => {
-            ExitCode::from(128u8.saturating_add(*signal as u8))
-        }
+        EngineError::Interrupted { signal, .. } => 128u8.saturating_add(*signal as u8),
         EngineError::Spec(_)
         | EngineError::Mission(_)
         | EngineError::Config(_)
         | EngineError::Invalid { .. }
-        | EngineError::RecordTooLate { .. } => Exit::ConfigError.into(),
+        | EngineError::RecordTooLate { .. } => Exit::ConfigError as u8,
         EngineError::Abi(
             AbiError::LibraryNotFound { .. }
             | AbiError::LibraryLoad { .. }
@@ -64,8 +70,8 @@ fn status_of(e: &EngineError) -> ExitCode {
             | AbiError::MissionRejected { .. }
             | AbiError::Param { .. }
             | AbiError::Unsupported { .. },
-        ) => Exit::ConfigError.into(),
-        _ => Exit::RunError.into(),
+        ) => Exit::ConfigError as u8,
+        _ => Exit::RunError as u8,
     }
 }
 
@@ -88,21 +94,70 @@ fn catch_signals() -> Arc<AtomicUsize> {
     which
 }
 
-pub fn run(
-    scenario: &Path,
-    autopilot: &Path,
-    log: Option<&Path>,
-    record: Option<&Path>,
-    isolation: &Isolation,
-) -> ExitCode {
+/// How `fly` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// The text summary on stdout.
+    Text,
+    /// One JSON object on stdout (the same as `summary.json`).
+    Json,
+    /// Nothing but errors.
+    Quiet,
+}
+
+/// Everything `fly` (and its alias `run`) needs.
+pub struct FlyOptions {
+    /// The verb typed (`fly` or `run`), for messages.
+    pub verb: &'static str,
+    pub scenario: PathBuf,
+    pub autopilot: PathBuf,
+    pub overrides: Vec<Override>,
+    pub log: Option<PathBuf>,
+    pub record: Option<PathBuf>,
+    /// A directory for everything the run writes (log.csv, summary.json).
+    pub out: Option<PathBuf>,
+    pub isolation: Isolation,
+    pub output: Output,
+}
+
+/// The most timeline lines the text summary prints (all are in the JSON).
+const TIMELINE_LINES: usize = 20;
+
+pub fn fly(o: FlyOptions) -> ExitCode {
+    let verb = o.verb;
+    let text = o.output == Output::Text;
+    macro_rules! show {
+        ($($t:tt)*) => {
+            if text {
+                say!($($t)*);
+            }
+        };
+    }
     let interrupt = catch_signals();
-    let s = match Scenario::load(scenario) {
+    let s = match Scenario::load_with(&o.scenario, &o.overrides) {
         Ok(s) => s,
         Err(e) => {
-            warn!("lockstep run: {e}");
+            warn!("lockstep {verb}: {e}");
             return Exit::ConfigError.into();
         }
     };
+    let mut log = o.log.clone();
+    let mut summary_file = None;
+    if let Some(dir) = &o.out {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            warn!(
+                "lockstep {verb}: --out {}: cannot create the directory: {e}",
+                dir.display()
+            );
+            return Exit::ConfigError.into();
+        }
+        if log.is_none() && s.cadence("log").is_some() {
+            log = Some(dir.join("log.csv"));
+        }
+        summary_file = Some(dir.join("summary.json"));
+    }
+    let autopilot = o.autopilot.as_path();
+    let scenario = o.scenario.as_path();
     let spec_path = Path::new(&s.spec);
     let mut inputs: Vec<(&str, &Path)> = vec![
         ("the scenario", scenario),
@@ -114,25 +169,30 @@ pub fn run(
     if let Some(m) = &s.mission {
         inputs.push(("the mission", m));
     }
-    let outputs: Vec<(&str, &Path)> = [("--log", log), ("--record", record)]
-        .into_iter()
-        .filter_map(|(w, p)| p.map(|p| (w, p)))
-        .collect();
+    let outputs: Vec<(&str, &Path)> = [
+        ("--log", log.as_deref()),
+        ("--record", o.record.as_deref()),
+        ("the summary", summary_file.as_deref()),
+    ]
+    .into_iter()
+    .filter_map(|(w, p)| p.map(|p| (w, p)))
+    .collect();
     if let Err(e) = lockstep_harness::paths::check_outputs(&inputs, &outputs) {
-        warn!("lockstep run: {e}");
+        warn!("lockstep {verb}: {e}");
         return Exit::ConfigError.into();
     }
-    if log.is_some() && s.cadence("log").is_none() {
+    if o.log.is_some() && s.cadence("log").is_none() {
         warn!(
-            "lockstep run: --log given but {} has no `log` cadence under [cadences]",
+            "lockstep {verb}: --log given but {} has no `log` cadence under [cadences] \
+             (add one, or --set cadences.log.rate_hz=10)",
             scenario.display()
         );
         return Exit::ConfigError.into();
     }
-    let mut engine = match Engine::with_isolation(&s, autopilot, log, isolation) {
+    let mut engine = match Engine::with_isolation(&s, autopilot, log.as_deref(), &o.isolation) {
         Ok(e) => e,
         Err(e) => {
-            warn!("lockstep run: {e}");
+            warn!("lockstep {verb}: {e}");
             if matches!(e, EngineError::Abi(_))
                 && !e.to_string().contains(&autopilot.display().to_string())
             {
@@ -145,121 +205,222 @@ pub fn run(
             };
         }
     };
-    if let Some(r) = record
+    if let Some(r) = &o.record
         && let Err(e) = engine.record_to(r)
     {
-        warn!("lockstep run: {e}");
+        warn!("lockstep {verb}: {e}");
         return Exit::ConfigError.into();
     }
     engine.interrupt_on(interrupt);
-    say!("scenario      {}", scenario.display());
+    // Read before the run: closing the instance at its end forgets it.
+    let isolated = engine.autopilot().is_isolated();
+    show!("scenario      {}", scenario.display());
     if let Some(d) = &s.description {
-        say!("              {d}");
+        show!("              {d}");
     }
-    say!(
+    show!(
         "autopilot     {}{}",
         autopilot.display(),
-        if engine.autopilot().is_isolated() {
-            ""
-        } else {
-            " (in-process)"
-        }
+        if isolated { "" } else { " (in-process)" }
     );
-    say!(
+    show!(
         "vehicle       {} ({} rotors)",
         engine.plant().name,
         engine.plant().rotors.len()
     );
-    say!("seed          {}", s.seed);
+    show!("seed          {}", s.seed);
+    let started = Instant::now();
     let result = engine.run();
-    let logged = |engine: &Engine, failed: bool| {
-        if let (Some(l), Some(flog)) = (log, engine.log()) {
-            if failed {
-                say!(
-                    "log           {} (incomplete: writing it failed)",
-                    l.display()
-                );
-            } else {
-                let upto = flog
-                    .last_time_us()
-                    .map(|t| format!(", the last at {}", lockstep_abi::at(t)))
-                    .unwrap_or_default();
-                say!("log           {} ({} rows{upto})", l.display(), flog.rows());
-            }
-        }
-        if let Some(r) = record {
-            say!("recording     {}", r.display());
-        }
+    let wall = started.elapsed().as_secs_f64();
+
+    let log_failed = matches!(result, Err(EngineError::Log(_)));
+    let log_report = match (&log, engine.log()) {
+        (Some(l), Some(flog)) => Some(LogReport {
+            path: l.display().to_string(),
+            rows: flog.rows(),
+            last_time_us: flog.last_time_us(),
+            complete: !log_failed,
+        }),
+        _ => None,
     };
-    match result {
-        Ok(sum) => {
-            let p = sum.position_ned_m;
-            say!(
-                "simulated     {:.3} s in {} boundaries",
-                sum.end.as_secs_f64(),
-                sum.boundaries
-            );
-            say!(
-                "final         mode {} ({})",
-                mode_name(sum.mode),
-                if sum.armed { "armed" } else { "not armed" }
-            );
-            say!(
-                "position      N {:.2} m, E {:.2} m, altitude {:.2} m",
-                p[0],
-                p[1],
-                -p[2]
-            );
-            say!(
-                "mission       {}",
-                if sum.mission_finished {
-                    "finished"
-                } else {
-                    "not finished"
-                }
-            );
-            say!("battery       {:.1} % left", 100.0 * sum.soc);
-            logged(&engine, false);
-            let v = &sum.verdict;
-            for c in &v.crashes {
-                say!(
-                    "crash         {c}{}",
-                    if v.crashes_allowed { " (allowed)" } else { "" }
-                );
-            }
-            for c in &v.checks {
-                say!(
-                    "{:<13} {}: {}",
-                    if c.passed {
-                        "expect ok"
-                    } else {
-                        "expect FAILED"
-                    },
-                    c.key,
-                    c.detail
-                );
-            }
-            if v.passed() {
-                say!("verdict       ok");
-                Exit::Success.into()
-            } else {
-                say!("verdict       FAILED");
-                warn!("lockstep run: the flight did not meet its expectations (see the verdict)");
-                Exit::ExpectationFailed.into()
-            }
-        }
-        Err(e) => {
-            warn!("lockstep run: {e}");
-            let log_failed = matches!(e, EngineError::Log(_));
-            if !matches!(e, EngineError::Interrupted { .. }) && !log_failed {
+    let digest = match &log_report {
+        Some(l) => match lockstep_harness::report::file_digest(Path::new(&l.path)) {
+            Ok(d) => Some(d),
+            Err(e) => {
                 warn!(
-                    "              the run stopped at {}; what happened up to there is written",
-                    lockstep_abi::at(engine.now().0)
+                    "lockstep {verb}: cannot read the log {} for its digest: {e}",
+                    l.path
                 );
+                None
             }
-            logged(&engine, log_failed);
-            status_of(&e)
+        },
+        None => None,
+    };
+    let (status, outcome, error) = match &result {
+        Ok(sum) if sum.verdict.passed() => (Exit::Success as u8, Outcome::Completed, None),
+        Ok(_) => (Exit::ExpectationFailed as u8, Outcome::Completed, None),
+        Err(e) => (
+            status_code(e),
+            if matches!(e, EngineError::Interrupted { .. }) {
+                Outcome::Interrupted
+            } else {
+                Outcome::Stopped
+            },
+            Some(e.to_string()),
+        ),
+    };
+    let (timeline, timeline_dropped) = match &result {
+        Ok(sum) => (sum.timeline.clone(), sum.timeline_dropped),
+        Err(_) => engine.timeline(),
+    };
+    let simulated_us = match &result {
+        Ok(sum) => sum.end.0,
+        Err(_) => engine.now().0,
+    };
+    let report = FlightReport {
+        report_version: lockstep_harness::report::REPORT_VERSION,
+        scenario: scenario.display().to_string(),
+        description: s.description.clone(),
+        autopilot: autopilot.display().to_string(),
+        isolated,
+        vehicle: engine.plant().name.clone(),
+        rotors: engine.plant().rotors.len(),
+        seed: s.seed,
+        outcome,
+        error,
+        exit_status: status,
+        simulated_us,
+        boundaries: result.as_ref().map_or(0, |s| s.boundaries),
+        wall_time_s: wall,
+        real_time_factor: real_time_factor(simulated_us, wall),
+        final_state: result.as_ref().ok().map(FinalState::of),
+        log: log_report,
+        recording: o.record.as_ref().map(|r| r.display().to_string()),
+        digest,
+        verdict: result.as_ref().ok().map(VerdictReport::of),
+        timeline,
+        timeline_dropped,
+    };
+
+    if let Err(e) = &result {
+        warn!("lockstep {verb}: {e}");
+        if !matches!(e, EngineError::Interrupted { .. }) && !log_failed {
+            warn!(
+                "              the run stopped at {}; what happened up to there is written",
+                lockstep_abi::at(engine.now().0)
+            );
         }
+    }
+    if text {
+        print_text(&report);
+    }
+    let json = serde_json::to_string_pretty(&report).expect("a report serializes");
+    if o.output == Output::Json {
+        say!("{json}");
+    }
+    if let Some(f) = &summary_file
+        && let Err(e) = std::fs::write(f, format!("{json}\n"))
+    {
+        warn!(
+            "lockstep {verb}: cannot write the summary {}: {e}",
+            f.display()
+        );
+        return Exit::RunError.into();
+    }
+    if matches!(result, Ok(ref sum) if !sum.verdict.passed()) {
+        warn!("lockstep {verb}: the flight did not meet its expectations (see the verdict)");
+    }
+    ExitCode::from(status)
+}
+
+/// The text summary after the flight.
+fn print_text(r: &FlightReport) {
+    if let Some(f) = &r.final_state {
+        say!(
+            "simulated     {:.3} s in {} boundaries",
+            r.simulated_us as f64 * 1e-6,
+            r.boundaries
+        );
+        say!(
+            "final         mode {} ({})",
+            f.mode,
+            if f.armed { "armed" } else { "not armed" }
+        );
+        let p = f.position_ned_m;
+        say!(
+            "position      N {:.2} m, E {:.2} m, altitude {:.2} m",
+            p[0],
+            p[1],
+            -p[2]
+        );
+        say!(
+            "mission       {}",
+            if f.mission_finished {
+                "finished"
+            } else {
+                "not finished"
+            }
+        );
+        say!("battery       {:.1} % left", 100.0 * f.soc);
+    }
+    say!(
+        "wall time     {:.3} s (real-time factor {:.0})",
+        r.wall_time_s,
+        r.real_time_factor
+    );
+    if let Some(l) = &r.log {
+        if !l.complete {
+            say!("log           {} (incomplete: writing it failed)", l.path);
+        } else {
+            let upto = l
+                .last_time_us
+                .map(|t| format!(", the last at {}", lockstep_abi::at(t)))
+                .unwrap_or_default();
+            say!("log           {} ({} rows{upto})", l.path, l.rows);
+        }
+    }
+    if let Some(d) = &r.digest {
+        say!("digest        {d} (of the log)");
+    }
+    if let Some(rec) = &r.recording {
+        say!("recording     {rec}");
+    }
+    let mut first = true;
+    for e in r.timeline.iter().take(TIMELINE_LINES) {
+        say!(
+            "{:<13} {:>14}  {:<8}  {}",
+            if first { "timeline" } else { "" },
+            format!("{:.6} s", e.time_us as f64 * 1e-6),
+            e.kind.name(),
+            e.what
+        );
+        first = false;
+    }
+    let more = (r.timeline.len().saturating_sub(TIMELINE_LINES)) as u64 + r.timeline_dropped;
+    if more > 0 {
+        say!("              ... {more} more entries (all in --json)");
+    }
+    if let Some(v) = &r.verdict {
+        for c in &v.crashes {
+            say!(
+                "crash         {}{}",
+                c.what,
+                if v.crashes_allowed { " (allowed)" } else { "" }
+            );
+        }
+        for c in &v.checks {
+            say!(
+                "{:<13} {}: {}",
+                if c.passed {
+                    "expect ok"
+                } else {
+                    "expect FAILED"
+                },
+                c.key,
+                c.detail
+            );
+        }
+        say!("verdict       {}", if v.passed { "ok" } else { "FAILED" });
     }
 }
 

@@ -95,7 +95,7 @@ fn assert_cli_stops_at_the_fault(case: &str, message: &str) -> Log {
         "{r}"
     );
     assert_eq!(
-        r.stdout,
+        r.summary(),
         format!(
             "{}log           {} (50 rows, the last at t = 4.900000 s)\n",
             idle_header(&scenario, &broken(case), false),

@@ -80,7 +80,7 @@ fn assert_step_fault_is_reported(case: &str, message: &str) {
         "{r}"
     );
     assert_eq!(
-        r.stdout,
+        r.summary(),
         summary(&scenario, case, &log, "50 rows, the last at t = 4.900000 s"),
         "{r}"
     );
@@ -146,7 +146,7 @@ fn a_hanging_step_is_stopped_by_the_watchdog() {
         "{r}"
     );
     assert_eq!(
-        r.stdout,
+        r.summary(),
         summary(
             &scenario,
             "step_hang",
@@ -233,7 +233,7 @@ fn a_segfault_in_destroy_after_a_complete_flight() {
         "{r}"
     );
     assert_eq!(
-        r.stdout,
+        r.summary(),
         summary(
             &scenario,
             "destroy_segv",
@@ -445,8 +445,7 @@ fn isolated_and_in_process_runs_write_bit_identical_logs() {
     // The summaries agree too, apart from the log's name and the mode on
     // the autopilot line.
     let text = |o: &std::process::Output, log: &Path| {
-        String::from_utf8(o.stdout.clone())
-            .unwrap()
+        without_report_lines(&String::from_utf8(o.stdout.clone()).unwrap())
             .replace(&log.display().to_string(), "LOG")
     };
     let (isolated, in_process) = (text(&outs[0], &logs[0]), text(&outs[1], &logs[1]));

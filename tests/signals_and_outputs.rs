@@ -89,9 +89,9 @@ fn assert_interrupted(signal: i32, name: &str, isolation: &str) {
     assert!(!at.contains('\n'), "{r}");
     let at_us = micros(at);
     assert!(at_us > 0 && at_us < 3_000_000_000, "{r}");
-    let (rows, last) = summary_log_line(&r.stdout, &log);
+    let (rows, last) = summary_log_line(&r.summary(), &log);
     assert_eq!(
-        r.stdout,
+        r.summary(),
         format!(
             "{}log           {} ({rows} rows, the last at t = {}.{:06} s)\n",
             idle_header(&scenario, Path::new(BUNDLED), isolation == "in-process"),
@@ -155,7 +155,7 @@ fn a_log_another_run_is_writing_is_refused_and_left_alone() {
             .starts_with(&idle_header(&scenario, Path::new(BUNDLED), false)),
         "{first}"
     );
-    let (rows, last) = summary_log_line(&first.stdout, &log);
+    let (rows, last) = summary_log_line(&first.summary(), &log);
     let l = Log::read(&log);
     assert_eq!(l.rows.len() as u64, rows);
     assert_eq!(l.times_us(), times(0, last.unwrap(), 100_000));
@@ -237,7 +237,7 @@ fn a_log_that_cannot_be_written_mid_run_stops_it_on_a_whole_row() {
         "{r}"
     );
     assert_eq!(
-        r.stdout,
+        r.summary(),
         format!(
             "{}log           {} (incomplete: writing it failed)\n",
             idle_header(&scenario, Path::new(BUNDLED), true),

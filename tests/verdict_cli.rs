@@ -142,7 +142,8 @@ fn a_crash_fails_the_verdict_with_status_3() {
             .contains("\nsimulated     30.000 s in 30001 boundaries\n"),
         "{r}"
     );
-    let lines = verdict_lines(&r.stdout);
+    let summary = r.summary();
+    let lines = verdict_lines(&summary);
     assert_eq!(lines.last(), Some(&"verdict       FAILED"), "{r}");
     let ((tilt, inverted_at), (speed, impact_at)) = crashes(&lines, "");
     // Tilted past 90° (rounded to whole degrees), after the mission started;
@@ -164,19 +165,21 @@ fn an_allowed_crash_passes_the_verdict_and_is_marked_allowed() {
     ));
     assert_eq!(allowed.code(), 0, "{allowed}");
     assert_eq!(allowed.stderr, "", "{allowed}");
-    let lines = verdict_lines(&allowed.stdout);
+    let allowed_summary = allowed.summary();
+    let lines = verdict_lines(&allowed_summary);
     assert_eq!(lines.last(), Some(&"verdict       ok"), "{allowed}");
     let ((tilt, _), (speed, _)) = crashes(&lines, " (allowed)");
     assert!(tilt > 90.0 && tilt <= 180.0 && speed > 3.0, "{allowed}");
     // The same flight and the same crashes as without the permission
     // (`allow_crash` changes nothing but the verdict), apart from the marks.
-    let failing_lines = verdict_lines(&failing.stdout);
+    let failing_summary = failing.summary();
+    let failing_lines = verdict_lines(&failing_summary);
     assert_eq!(failing_lines.len(), lines.len());
     for (a, f) in lines[..2].iter().zip(&failing_lines[..2]) {
         assert_eq!(a.strip_suffix(" (allowed)"), Some(*f));
     }
     let summary = |r: &Ran| {
-        r.stdout
+        r.summary()
             .lines()
             .skip_while(|l| !l.starts_with("vehicle "))
             .take_while(|l| !l.starts_with("crash "))
@@ -245,7 +248,8 @@ fn the_default_flight_meets_its_expectations() {
     let r = run(&square_scenario(&dir, "square.toml", EXPECT));
     assert_eq!(r.code(), 0, "{r}");
     assert_eq!(r.stderr, "", "{r}");
-    let lines = verdict_lines(&r.stdout);
+    let summary = r.summary();
+    let lines = verdict_lines(&summary);
     assert_eq!(lines.last(), Some(&"verdict       ok"), "{r}");
     let tilt = assert_expect_lines(&lines, "35", true);
     assert!(tilt > 5.0 && tilt <= 35.0, "{r}");
@@ -261,14 +265,15 @@ fn an_expectation_not_met_fails_the_verdict_with_status_3() {
         r.stderr, "lockstep run: the flight did not meet its expectations (see the verdict)\n",
         "{r}"
     );
-    let lines = verdict_lines(&r.stdout);
+    let summary = r.summary();
+    let lines = verdict_lines(&summary);
     assert_eq!(lines.last(), Some(&"verdict       FAILED"), "{r}");
     // Only the tilt check fails; the flight is the same as with 35°.
     let tilt = assert_expect_lines(&lines, "5", false);
     assert!(tilt > 5.0, "{r}");
     let lenient = run(&square_scenario(&dir, "lenient.toml", EXPECT));
     assert_eq!(
-        assert_expect_lines(&verdict_lines(&lenient.stdout), "35", true),
+        assert_expect_lines(&verdict_lines(&lenient.summary()), "35", true),
         tilt
     );
 }

@@ -147,6 +147,10 @@ pub struct Summary {
     pub log_rows: u64,
     /// Crashes detected and the scenario's `[expect]` checks.
     pub verdict: Verdict,
+    /// Events, mode changes, failsafes and crashes in time order.
+    pub timeline: Vec<crate::journal::Entry>,
+    /// Timeline entries dropped past [`crate::journal::MAX_ENTRIES`].
+    pub timeline_dropped: u64,
 }
 
 pub struct Engine {
@@ -189,6 +193,7 @@ pub struct Engine {
     /// Set to a signal number to stop [`Engine::run`] at the next boundary.
     interrupt: Option<Arc<AtomicUsize>>,
     monitor: Monitor,
+    journal: crate::journal::Journal,
     /// The contact flag at the last autopilot boundary.
     on_ground: bool,
 }
@@ -390,6 +395,7 @@ impl Engine {
             recorder: None,
             interrupt: None,
             monitor: Monitor::new(scenario.expect),
+            journal: Default::default(),
             on_ground: true,
             plant,
         })
@@ -574,7 +580,10 @@ impl Engine {
             disarmed: self.act.armed == 0,
             mission_finished: self.act.mission_finished != 0,
         });
+        let (timeline, timeline_dropped) = self.timeline();
         Ok(Summary {
+            timeline,
+            timeline_dropped,
             verdict,
             end: self.prev,
             boundaries: self.boundaries,
@@ -585,6 +594,16 @@ impl Engine {
             soc: self.x[l.soc(0)],
             log_rows: self.log.as_ref().map_or(0, FlightLog::rows),
         })
+    }
+
+    /// The timeline so far (events, mode changes, failsafes, crashes) in
+    /// time order, and how many entries were dropped past its bound.
+    pub fn timeline(&self) -> (Vec<crate::journal::Entry>, u64) {
+        let mut j = self.journal.clone();
+        for c in self.monitor.crashes() {
+            j.crash(c.time, c.to_string());
+        }
+        j.finish()
     }
 
     fn holds(&self, c: &Condition, t: Micros) -> bool {
@@ -636,6 +655,7 @@ impl Engine {
     }
 
     fn apply(&mut self, a: Action, t: Micros) {
+        self.journal.event(t, &a);
         // Every action but commands and gusts changes the fault state.
         self.faults_changed |= !matches!(
             a,
@@ -856,6 +876,8 @@ impl Engine {
             self.frame.fresh_mask |= LOCKSTEP_FRESH_COMMANDS;
         }
         self.ap.step(t.0, &self.frame, &mut self.act)?;
+        self.journal
+            .autopilot(t, &self.act, self.frame.battery.warning);
         self.observe(t, landed);
         self.frame.fresh_mask = 0;
         self.pending = lockstep_commands::default();

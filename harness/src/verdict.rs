@@ -188,6 +188,11 @@ impl Monitor {
         }
     }
 
+    /// The crashes detected so far (the first of each kind).
+    pub fn crashes(&self) -> &[Crash] {
+        &self.crashes
+    }
+
     fn crash(&mut self, time: Micros, kind: CrashKind) {
         let same = |c: &Crash| std::mem::discriminant(&c.kind) == std::mem::discriminant(&kind);
         if !self.crashes.iter().any(same) {

@@ -275,6 +275,13 @@ pub struct Ran {
 }
 
 impl Ran {
+    /// stdout without the summary's lines that vary from run to run (wall
+    /// time) or that `tests/fly_cli.rs` checks on their own (the digest and
+    /// the timeline), so that other tests can compare the rest exactly.
+    pub fn summary(&self) -> String {
+        without_report_lines(&self.stdout)
+    }
+
     /// The exit code; panics (with the output) when a signal ended it.
     pub fn code(&self) -> i32 {
         self.status
@@ -536,4 +543,25 @@ pub mod sys {
         }
         Ok(())
     }
+}
+
+/// `stdout` of `fly`/`run` without its wall-time, digest and timeline lines.
+pub fn without_report_lines(stdout: &str) -> String {
+    let mut out = String::new();
+    let mut in_timeline = false;
+    for line in stdout.split_inclusive('\n') {
+        if line.starts_with("timeline ") {
+            in_timeline = true;
+            continue;
+        }
+        if in_timeline && line.starts_with("              ") {
+            continue;
+        }
+        in_timeline = false;
+        if line.starts_with("wall time ") || line.starts_with("digest ") {
+            continue;
+        }
+        out.push_str(line);
+    }
+    out
 }

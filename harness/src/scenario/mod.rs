@@ -38,6 +38,7 @@ mod checks;
 mod events;
 mod expect;
 mod file;
+mod overrides;
 mod settings;
 #[cfg(test)]
 mod tests;
@@ -53,6 +54,7 @@ pub use checks::{MAX_DELAY_US, MAX_DURATION_S};
 use checks::{MAX_START_OFFSET_M, MAX_TICK_US, MAX_WIND_MPS, each_within, positive, within};
 use events::event;
 use file::{File, PeriodSection, WindKind};
+pub use overrides::Override;
 use settings::sensor_settings;
 pub use types::*;
 
@@ -123,6 +125,15 @@ const DEFAULT_CADENCES_US: [(&str, u64); 8] = [
 
 impl Scenario {
     pub fn load(path: impl AsRef<Path>) -> Result<Scenario, ScenarioError> {
+        Scenario::load_with(path, &[])
+    }
+
+    /// The scenario at `path` with `overrides` applied to its keys before
+    /// validation (an overridden value is checked as one in the file is).
+    pub fn load_with(
+        path: impl AsRef<Path>,
+        overrides: &[Override],
+    ) -> Result<Scenario, ScenarioError> {
         let path = path.as_ref();
         let io = |reason: String| ScenarioError::Io {
             path: path.display().to_string(),
@@ -137,15 +148,31 @@ impl Scenario {
             )));
         }
         let text = std::fs::read_to_string(path).map_err(|e| io(e.to_string()))?;
-        Scenario::from_toml_str(&text, path)
+        Scenario::from_toml_str_with(&text, path, overrides)
     }
 
     /// A scenario from text, as if read from `path` (relative paths in it are
     /// relative to `path`'s directory).
     pub fn from_toml_str(text: &str, path: impl AsRef<Path>) -> Result<Scenario, ScenarioError> {
+        Scenario::from_toml_str_with(text, path, &[])
+    }
+
+    /// [`Scenario::from_toml_str`] with `overrides` applied first.
+    pub fn from_toml_str_with(
+        text: &str,
+        path: impl AsRef<Path>,
+        overrides: &[Override],
+    ) -> Result<Scenario, ScenarioError> {
         let path = path.as_ref();
-        let label = path.display().to_string();
-        let f: File = deserialize_strict(&label, parse_table(&label, text)?)?;
+        let mut label = path.display().to_string();
+        let mut table = parse_table(&label, text)?;
+        overrides::apply(&mut table, overrides, &label)?;
+        // Errors after this point may come from an overridden value.
+        if !overrides.is_empty() {
+            let given: Vec<&str> = overrides.iter().map(|o| o.given_as.as_str()).collect();
+            label = format!("{label} (with {})", given.join(", "));
+        }
+        let f: File = deserialize_strict(&label, table)?;
         let invalid = |key: &str, reason: String| ScenarioError::Invalid {
             file: label.clone(),
             key: key.to_string(),

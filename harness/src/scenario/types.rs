@@ -153,3 +153,53 @@ pub struct Event {
     pub trigger: Trigger,
     pub action: Action,
 }
+
+impl std::fmt::Display for Action {
+    /// The action as the scenario names it, with its arguments:
+    /// `motor_fail motor 0`, `wind_gust [3, 0, 0] m/s`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Action::Arm => f.write_str("arm"),
+            Action::Disarm => f.write_str("disarm"),
+            Action::MissionStart => f.write_str("mission_start"),
+            Action::Rtl => f.write_str("rtl"),
+            Action::Land => f.write_str("land"),
+            Action::Hold => f.write_str("hold"),
+            Action::WindGust {
+                amplitude_ned_mps: a,
+                rise,
+                hold,
+                fall,
+            } => write!(
+                f,
+                "wind_gust [{}, {}, {}] m/s NED (rise {} s, hold {} s, fall {} s)",
+                a[0],
+                a[1],
+                a[2],
+                rise.as_secs_f64(),
+                hold.as_secs_f64(),
+                fall.as_secs_f64()
+            ),
+            Action::MotorFail { motor } => write!(f, "motor_fail motor {motor}"),
+            Action::MotorRestore { motor } => write!(f, "motor_restore motor {motor}"),
+            Action::ThrustLoss { motor, fraction } => {
+                write!(f, "thrust_loss motor {motor} fraction {fraction}")
+            }
+            Action::BatteryDisconnect { battery } => {
+                write!(f, "battery_disconnect battery {battery}")
+            }
+            Action::BatteryReconnect { battery } => {
+                write!(f, "battery_reconnect battery {battery}")
+            }
+            Action::SensorDropout { sensor } => write!(f, "sensor_dropout {}", sensor.name()),
+            Action::SensorFreeze { sensor } => write!(f, "sensor_freeze {}", sensor.name()),
+            Action::SensorBiasStep { sensor, value } => {
+                write!(f, "sensor_bias_step {} {value}", sensor.name())
+            }
+            Action::SensorNoiseScale { sensor, value } => {
+                write!(f, "sensor_noise_scale {} x{value}", sensor.name())
+            }
+            Action::SensorClear { sensor } => write!(f, "sensor_clear {}", sensor.name()),
+        }
+    }
+}
