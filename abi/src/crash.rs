@@ -157,6 +157,7 @@ extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut li
     let time = TIME.with(|t| t.get());
     let index = FATAL.iter().position(|(s, _, _)| *s == sig);
     let previous = PREVIOUS.get().zip(index).map(|(p, i)| p[i]);
+    let in_autopilot = Function::from_u8(function).is_some();
     if let (Some(f), Some(i)) = (Function::from_u8(function), index) {
         let mut line = Line::default();
         line.push(b"lockstep: the autopilot was killed by signal ");
@@ -180,14 +181,21 @@ extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut li
             libc::write(2, line.buf.as_ptr().cast(), line.len);
         }
     }
-    // Hand the signal on: the previous handler if it was a function (Rust's
-    // stack-overflow report), else its disposition, re-raised.
+    // Hand the signal on. A fault inside the autopilot has its line: the
+    // process dies by the signal itself (Rust's stack-overflow handler
+    // would add a second report and turn a SIGSEGV into SIGABRT whenever
+    // the fault address happens to fall in the guard page). Elsewhere the
+    // previous handler runs if it was a function, else the disposition.
     // SAFETY: restoring a sigaction obtained from the system; calling a
     // previous SA_SIGINFO handler with the arguments this one received;
     // raise is async-signal-safe.
     unsafe {
         match previous {
-            Some(p) if p.sa_sigaction != libc::SIG_DFL && p.sa_sigaction != libc::SIG_IGN => {
+            Some(p)
+                if !in_autopilot
+                    && p.sa_sigaction != libc::SIG_DFL
+                    && p.sa_sigaction != libc::SIG_IGN =>
+            {
                 libc::sigaction(sig, &p, std::ptr::null_mut());
                 if p.sa_flags & libc::SA_SIGINFO != 0 {
                     let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
