@@ -250,11 +250,72 @@ fn mission_upload_is_validated() {
     let mut items = mission(&cfg);
     ap.upload_mission(&items).unwrap();
     ap.upload_mission(&[]).unwrap();
-    items[1].command = 178;
+    items[1].command = 183;
     let err = ap.upload_mission(&items).unwrap_err();
     assert!(
-        matches!(&err, AbiError::MissionRejected { count: 5, code: LOCKSTEP_AP_ERR_INVALID, message } if message == "mission item 1: command 178 is not supported"),
+        matches!(&err, AbiError::MissionRejected { count: 5, code: LOCKSTEP_AP_ERR_INVALID, message } if message == "mission item 1: command 183 is not supported"),
         "{err:?}"
+    );
+    items[1].command = LOCKSTEP_MAV_CMD_NAV_WAYPOINT;
+    // DO_JUMP and DO_CHANGE_SPEED are checked; NaN params are unset.
+    let rejected = |ap: &mut lockstep_abi::Autopilot, items: &[lockstep_mission_item]| match ap
+        .upload_mission(items)
+        .unwrap_err()
+    {
+        AbiError::MissionRejected { message, .. } => message,
+        e => panic!("{e:?}"),
+    };
+    let mut jump = items.clone();
+    jump[1] = lockstep_mission_item {
+        command: LOCKSTEP_MAV_CMD_DO_JUMP,
+        param1: 5.0,
+        param2: 1.0,
+        ..Default::default()
+    };
+    assert_eq!(
+        rejected(&mut ap, &jump),
+        "mission item 1: DO_JUMP (177) to item 5: no such item (0 to 4)"
+    );
+    jump[1].param1 = f32::NAN;
+    assert_eq!(
+        rejected(&mut ap, &jump),
+        "mission item 1: DO_JUMP (177) to item nan: no such item (0 to 4)"
+    );
+    jump[1].param1 = 0.0;
+    jump[1].param2 = -2.0;
+    assert_eq!(
+        rejected(&mut ap, &jump),
+        "mission item 1: DO_JUMP (177) repeat count -2 is not -1 or a count"
+    );
+    jump[1].param2 = -1.0;
+    ap.upload_mission(&jump).unwrap();
+    jump[1] = lockstep_mission_item {
+        command: LOCKSTEP_MAV_CMD_DO_CHANGE_SPEED,
+        param1: 4.0,
+        param2: 3.0,
+        ..Default::default()
+    };
+    assert_eq!(
+        rejected(&mut ap, &jump),
+        "mission item 1: DO_CHANGE_SPEED (178) speed type 4 is not 0 to 3"
+    );
+    jump[1].param1 = 1.0;
+    jump[1].param2 = f32::INFINITY;
+    assert_eq!(
+        rejected(&mut ap, &jump),
+        "mission item 1: DO_CHANGE_SPEED (178) speed is not finite"
+    );
+    jump[1].param2 = f32::NAN;
+    ap.upload_mission(&jump).unwrap();
+    let mut unset = items.clone();
+    unset[2].param1 = f32::NAN;
+    unset[2].param2 = f32::NAN;
+    unset[2].param4 = f32::NAN;
+    ap.upload_mission(&unset).unwrap();
+    unset[2].param1 = f32::INFINITY;
+    assert_eq!(
+        rejected(&mut ap, &unset),
+        "mission item 2: position or parameters out of range"
     );
     items[1].command = LOCKSTEP_MAV_CMD_NAV_WAYPOINT;
     items[2].lat_deg = 91.0;

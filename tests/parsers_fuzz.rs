@@ -10,6 +10,8 @@ use lockstep_harness::scenario::Scenario;
 use proptest::prelude::*;
 
 const MISSION: &str = include_str!("../examples/missions/square.waypoints");
+const MISSION_120: &str = include_str!("../examples/missions/canberra_wpl120.waypoints");
+const PLAN: &str = include_str!("../examples/missions/boulder.plan");
 const SCENARIO: &str = include_str!("../examples/scenarios/square.toml");
 
 /// `text` with bytes replaced, inserted or deleted at the given positions.
@@ -57,10 +59,17 @@ fn check_mission(m: &Mission) {
         assert!(it.lat_deg.is_finite() && it.lat_deg.abs() <= 90.0);
         assert!(it.lon_deg.is_finite() && it.lon_deg.abs() <= 180.0);
         assert!(it.alt_m.is_finite());
+        // NaN is "unset"; never an infinity.
         for p in [it.param1, it.param2, it.param3, it.param4] {
-            assert!(p.is_finite());
+            assert!(!p.is_infinite());
         }
         assert!(it.autocontinue <= 1);
+    }
+    // A DO_JUMP targets an uploaded item.
+    for it in &m.items {
+        if it.command == 177 {
+            assert!(it.param1 >= 0.0 && (it.param1 as usize) < m.items.len());
+        }
     }
 }
 
@@ -80,6 +89,17 @@ proptest! {
     ) {
         if let Ok(m) = Mission::parse(&mutate(MISSION, &edits)) {
             check_mission(&m);
+        }
+    }
+
+    #[test]
+    fn wpl_120_and_plan_parsers_refuse_or_validate_mutations(
+        edits in prop::collection::vec((any::<usize>(), any::<u8>(), interesting()), 1..6)
+    ) {
+        for text in [MISSION_120, PLAN] {
+            if let Ok(m) = Mission::parse(&mutate(text, &edits)) {
+                check_mission(&m);
+            }
         }
     }
 

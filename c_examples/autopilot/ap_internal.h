@@ -67,6 +67,7 @@ typedef struct ap_target {
   float vz;
   float xy_speed_max; /* m/s, on top of MPC_XY_VEL_MAX */
   float z_up_max;     /* m/s, on top of MPC_Z_VEL_MAX_UP */
+  float z_dn_max;     /* m/s, on top of MPC_Z_VEL_MAX_DN */
 } ap_target;
 
 enum ap_rtl_phase { AP_RTL_CLIMB, AP_RTL_RETURN, AP_RTL_DESCEND };
@@ -77,6 +78,8 @@ struct lockstep_autopilot {
   ap_mixer mixer;
   lockstep_mission_item mission[AP_MAX_MISSION];
   uint32_t mission_count;
+  int32_t jumps_left[AP_MAX_MISSION]; /* DO_JUMP repeats left (-1 forever) */
+  float mis_xy_speed, mis_up_speed, mis_dn_speed; /* DO_CHANGE_SPEED limits (1e9: none) */
   char last_error[AP_ERR_LEN];
 
   /* runtime (cleared by reset) */
@@ -148,5 +151,7 @@ void ap_modes_commands(ap_t *ap, const lockstep_commands *cmd, uint64_t now);
 void ap_modes_update(ap_t *ap, uint64_t now);
 int ap_mode_flying(uint32_t mode);
 int ap_mission_validate(ap_t *ap, const lockstep_mission_item *items, size_t count);
+/* Jump counters and speed limits back to the uploaded mission's start. */
+void ap_mission_restart(ap_t *ap);
 
 #endif

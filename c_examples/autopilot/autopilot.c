@@ -151,6 +151,7 @@ LOCKSTEP_AP_EXPORT int32_t lockstep_autopilot_mission_upload(lockstep_autopilot 
   if (!ap_mission_validate(ap, items, count)) return LOCKSTEP_AP_ERR_INVALID;
   if (count > 0) memcpy(ap->mission, items, count * sizeof(*items));
   ap->mission_count = (uint32_t)count;
+  ap_mission_restart(ap);
   ap->mis_idx = -1;
   ap->mission_finished = 0;
   ap->takeoff_then_mission = 0;

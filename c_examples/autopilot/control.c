@@ -49,7 +49,7 @@ static void position_velocity(ap_t *ap, float dt, float thrust_vec[3]) {
     vsp[1] *= vmax / vxy;
   }
   vsp[2] = t->vz_override ? t->vz : p->z_p * (t->pos[2] - ap->pos[2]);
-  vsp[2] = ap_clampf(vsp[2], -fminf(p->z_vel_max_up, t->z_up_max), p->z_vel_max_dn);
+  vsp[2] = ap_clampf(vsp[2], -fminf(p->z_vel_max_up, t->z_up_max), fminf(p->z_vel_max_dn, t->z_dn_max));
 
   float kp[3] = {p->xy_vel_p, p->xy_vel_p, p->z_vel_p};
   float ki[3] = {p->xy_vel_i, p->xy_vel_i, p->z_vel_i};

@@ -19,7 +19,8 @@ static int on_ground(const ap_t *ap) {
   return ap->mode == LOCKSTEP_MODE_IDLE || ap->mode == LOCKSTEP_MODE_LANDED;
 }
 
-static uint64_t seconds_to_us(float s) { return s <= 0.0f ? 0u : (uint64_t)llroundf(s * 1e6f); }
+/* NaN (an unset hold time) counts as 0. */
+static uint64_t seconds_to_us(float s) { return !(s > 0.0f) ? 0u : (uint64_t)llroundf(s * 1e6f); }
 
 static float horizontal_dist(const ap_t *ap, const float target[3]) {
   float d[3] = {target[0] - ap->pos[0], target[1] - ap->pos[1], 0.0f};
@@ -33,6 +34,7 @@ static void target_here(ap_t *ap) {
   ap->tgt.vz = 0.0f;
   ap->tgt.xy_speed_max = AP_FAR;
   ap->tgt.z_up_max = AP_FAR;
+  ap->tgt.z_dn_max = AP_FAR;
 }
 
 static void enter_hold(ap_t *ap) {
@@ -92,7 +94,55 @@ static void finish_mission(ap_t *ap) {
   enter_hold(ap);
 }
 
+/* DO_CHANGE_SPEED: the speed limits for the rest of the mission. */
+static void change_speed(ap_t *ap, const lockstep_mission_item *it) {
+  float v = it->param2;
+  if (!(v > 0.0f)) return; /* -1 or NaN: no change */
+  switch ((int)it->param1) {
+    case 0:
+    case 1:
+      ap->mis_xy_speed = v;
+      break;
+    case 2:
+      ap->mis_up_speed = v;
+      break;
+    default:
+      ap->mis_dn_speed = v;
+      break;
+  }
+}
+
+/* Runs the DO_ items from idx on: returns the index of the next navigation
+ * item (or one past the end), -2 when DO_JUMPs loop without one. */
+static int32_t next_nav_item(ap_t *ap, int32_t idx) {
+  for (uint32_t hops = 0; idx >= 0 && (uint32_t)idx < ap->mission_count; hops++) {
+    const lockstep_mission_item *it = &ap->mission[idx];
+    if (hops > 2u * ap->mission_count + 2u) return -2;
+    if (it->command == LOCKSTEP_MAV_CMD_DO_JUMP) {
+      if (ap->jumps_left[idx] != 0) {
+        if (ap->jumps_left[idx] > 0) ap->jumps_left[idx]--;
+        idx = (int32_t)it->param1;
+      } else {
+        idx++;
+      }
+    } else if (it->command == LOCKSTEP_MAV_CMD_DO_CHANGE_SPEED) {
+      change_speed(ap, it);
+      idx++;
+    } else {
+      return idx;
+    }
+  }
+  return idx;
+}
+
 static void setup_item(ap_t *ap, int32_t idx) {
+  idx = next_nav_item(ap, idx);
+  if (idx == -2) {
+    ap_set_error(ap, "mission: DO_JUMP items loop without a navigation item; holding");
+    ap->mission_finished = 1;
+    enter_hold(ap);
+    return;
+  }
   if (idx < 0 || (uint32_t)idx >= ap->mission_count) {
     finish_mission(ap);
     return;
@@ -104,6 +154,9 @@ static void setup_item(ap_t *ap, int32_t idx) {
   ap->mode = LOCKSTEP_MODE_MISSION;
   target_here(ap);
   ap->tgt.yaw = yaw;
+  ap->tgt.xy_speed_max = ap->mis_xy_speed;
+  ap->tgt.z_up_max = ap->mis_up_speed;
+  ap->tgt.z_dn_max = ap->mis_dn_speed;
   switch (it->command) {
     case LOCKSTEP_MAV_CMD_NAV_TAKEOFF: {
       float t[3];
@@ -127,13 +180,29 @@ static void setup_item(ap_t *ap, int32_t idx) {
   }
 }
 
+void ap_mission_restart(ap_t *ap) {
+  for (uint32_t i = 0; i < ap->mission_count; i++) {
+    const lockstep_mission_item *it = &ap->mission[i];
+    ap->jumps_left[i] = it->command == LOCKSTEP_MAV_CMD_DO_JUMP ? (int32_t)it->param2 : 0;
+  }
+  ap->mis_xy_speed = AP_FAR;
+  ap->mis_up_speed = AP_FAR;
+  ap->mis_dn_speed = AP_FAR;
+}
+
 static void begin_mission(ap_t *ap, int32_t idx) {
   if (ap->mission_count == 0) {
     ap_set_error(ap, "mission start refused: no mission uploaded");
     return;
   }
+  if (idx == 0) ap_mission_restart(ap);
   ap->mission_finished = 0;
   if (on_ground(ap)) {
+    idx = next_nav_item(ap, idx);
+    if (idx < 0 || (uint32_t)idx >= ap->mission_count) {
+      ap_set_error(ap, "mission start refused: no navigation item to fly");
+      return;
+    }
     const lockstep_mission_item *it = &ap->mission[idx];
     float z = ap->home[2] - ap->p.takeoff_alt;
     ap->takeoff_advance = it->command == LOCKSTEP_MAV_CMD_NAV_TAKEOFF;
@@ -253,6 +322,7 @@ static void mission_update(ap_t *ap, uint64_t now) {
     }
     return;
   }
+  if (it->command == LOCKSTEP_MAV_CMD_NAV_LOITER_UNLIM) return; /* until told otherwise */
   if (now - ap->wp_reached_us >= seconds_to_us(it->param1) && it->autocontinue)
     setup_item(ap, ap->mis_idx + 1);
 }
@@ -318,9 +388,34 @@ int ap_mission_validate(ap_t *ap, const lockstep_mission_item *items, size_t cou
   for (size_t i = 0; i < count; i++) {
     const lockstep_mission_item *it = &items[i];
     uint32_t c = it->command;
+    if (c == LOCKSTEP_MAV_CMD_DO_JUMP) {
+      float t = it->param1, r = it->param2;
+      if (!(t >= 0.0f) || t != floorf(t) || t >= (float)count) {
+        ap_set_error(ap, "mission item %zu: DO_JUMP (177) to item %g: no such item (0 to %zu)", i, (double)t,
+                     count - 1);
+        return 0;
+      }
+      if (!(r >= -1.0f) || r != floorf(r) || r > 1e6f) {
+        ap_set_error(ap, "mission item %zu: DO_JUMP (177) repeat count %g is not -1 or a count", i, (double)r);
+        return 0;
+      }
+      continue;
+    }
+    if (c == LOCKSTEP_MAV_CMD_DO_CHANGE_SPEED) {
+      float k = it->param1;
+      if (!(k >= 0.0f && k <= 3.0f) || k != floorf(k)) {
+        ap_set_error(ap, "mission item %zu: DO_CHANGE_SPEED (178) speed type %g is not 0 to 3", i, (double)k);
+        return 0;
+      }
+      if (isinf(it->param2)) {
+        ap_set_error(ap, "mission item %zu: DO_CHANGE_SPEED (178) speed is not finite", i);
+        return 0;
+      }
+      continue;
+    }
     if (c != LOCKSTEP_MAV_CMD_NAV_WAYPOINT && c != LOCKSTEP_MAV_CMD_NAV_LOITER_TIME &&
-        c != LOCKSTEP_MAV_CMD_NAV_RETURN_TO_LAUNCH && c != LOCKSTEP_MAV_CMD_NAV_LAND &&
-        c != LOCKSTEP_MAV_CMD_NAV_TAKEOFF) {
+        c != LOCKSTEP_MAV_CMD_NAV_LOITER_UNLIM && c != LOCKSTEP_MAV_CMD_NAV_RETURN_TO_LAUNCH &&
+        c != LOCKSTEP_MAV_CMD_NAV_LAND && c != LOCKSTEP_MAV_CMD_NAV_TAKEOFF) {
       ap_set_error(ap, "mission item %zu: command %u is not supported", i, (unsigned)c);
       return 0;
     }
@@ -329,8 +424,9 @@ int ap_mission_validate(ap_t *ap, const lockstep_mission_item *items, size_t cou
       ap_set_error(ap, "mission item %zu: frame %u is not supported (0 or 3)", i, (unsigned)it->frame);
       return 0;
     }
+    /* NaN params are unset; infinities are refused. */
     if (!isfinite(it->lat_deg) || !isfinite(it->lon_deg) || fabs(it->lat_deg) > 90.0 ||
-        fabs(it->lon_deg) > 180.0 || !isfinite(it->alt_m) || !isfinite(it->param1) || !isfinite(it->param2)) {
+        fabs(it->lon_deg) > 180.0 || !isfinite(it->alt_m) || isinf(it->param1) || isinf(it->param2)) {
       ap_set_error(ap, "mission item %zu: position or parameters out of range", i);
       return 0;
     }

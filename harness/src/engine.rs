@@ -232,7 +232,28 @@ impl Engine {
             file: file.clone(),
             reason,
         };
-        let spec = AircraftSpec::resolve(&scenario.spec)?;
+        let mut spec = AircraftSpec::resolve(&scenario.spec)?;
+        let mission = match &scenario.mission {
+            Some(m) => Some((m.as_path(), Mission::load(m)?)),
+            None => None,
+        };
+        // The world origin: the scenario's, the mission's home, or the
+        // spec's; a mission far from it is refused.
+        let env = &mut spec.environment;
+        let spec_origin = crate::world::Geo {
+            lat_deg: env.origin_lat_deg,
+            lon_deg: env.origin_lon_deg,
+            alt_m: env.origin_alt_m,
+        };
+        let (origin, _) = crate::world::origin(
+            &scenario.world,
+            spec_origin,
+            mission.as_ref().map(|(p, m)| (*p, m)),
+        )
+        .map_err(&invalid)?;
+        env.origin_lat_deg = origin.lat_deg;
+        env.origin_lon_deg = origin.lon_deg;
+        env.origin_alt_m = origin.alt_m;
         let plant = spec.build_named(&scenario.spec)?;
         let (n, e, yaw) = scenario.start;
         let x = plant.resting_state(n, e, yaw.to_radians());
@@ -271,8 +292,8 @@ impl Engine {
         let mut ap = Autopilot::open(autopilot, &autopilot_config(&plant, ap_period), isolation)?;
         crate::autopilot_params::apply(&mut ap, &scenario.autopilot_params)
             .map_err(|(key, e)| invalid(format!("key `{key}`: {e}")))?;
-        if let Some(m) = &scenario.mission {
-            ap.upload_mission(&Mission::load(m)?.items)?;
+        if let Some((_, m)) = &mission {
+            ap.upload_mission(&m.items)?;
         }
         let event_times: Vec<Micros> = scenario
             .events

@@ -28,6 +28,7 @@ pub mod timeline;
 pub mod vehicle;
 pub mod verdict;
 pub mod wind;
+pub mod world;
 pub mod ziggurat;
 
 pub use error::ConfigError;

@@ -146,12 +146,23 @@ extern "C" {
 #define LOCKSTEP_BATTERY_CRITICAL 2u
 #define LOCKSTEP_BATTERY_EMERGENCY 3u
 
-/* ---- MAVLink mission commands and frames understood by the contract ----- */
+/* ---- MAVLink mission commands and frames understood by the contract -----
+ * Items are uploaded without QGroundControl's home line: item 0 is the first
+ * item after it. A parameter that is NaN is unset (as in MAVLink): use the
+ * default. DO_JUMP's param1 is the 0-based index of the target item in the
+ * uploaded mission (the harness converts the file's sequence number or
+ * doJumpId), param2 the number of jumps (-1: forever). DO_CHANGE_SPEED:
+ * param1 the speed type (0 airspeed, 1 ground speed: horizontal; 2 climb,
+ * 3 descent), param2 the speed in m/s (-1 or NaN: no change), for the rest
+ * of the mission. */
 #define LOCKSTEP_MAV_CMD_NAV_WAYPOINT 16u
+#define LOCKSTEP_MAV_CMD_NAV_LOITER_UNLIM 17u
 #define LOCKSTEP_MAV_CMD_NAV_LOITER_TIME 19u
 #define LOCKSTEP_MAV_CMD_NAV_RETURN_TO_LAUNCH 20u
 #define LOCKSTEP_MAV_CMD_NAV_LAND 21u
 #define LOCKSTEP_MAV_CMD_NAV_TAKEOFF 22u
+#define LOCKSTEP_MAV_CMD_DO_JUMP 177u
+#define LOCKSTEP_MAV_CMD_DO_CHANGE_SPEED 178u
 #define LOCKSTEP_MAV_FRAME_GLOBAL 0u              /* altitude above mean sea level */
 #define LOCKSTEP_MAV_FRAME_GLOBAL_RELATIVE_ALT 3u /* altitude above home */
 

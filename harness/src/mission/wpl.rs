@@ -1,72 +1,28 @@
-//! Missions in QGroundControl's WPL 110 text format (`.waypoints`).
+//! QGroundControl's `.waypoints` text format, `QGC WPL 110` or `120`.
 //!
 //! ```text
 //! QGC WPL 110
 //! 0  1  0  16  0  0  0  0  47.397742  8.545594  488  1
-//! 1  0  3  22  0  0  0  0  0  0  10  1
+//! 1  0  3  22  0  0  0  nan  0  0  10  1
 //! ```
 //!
 //! Each line after the header holds 12 fields separated by tabs, as
-//! QGroundControl writes them (any whitespace is accepted): index, current, frame, command, param1..4,
-//! latitude, longitude, altitude, autocontinue. Indices run 0, 1, 2, ...
-//! Line 0 is QGroundControl's home position; it is returned as `home` and the
-//! items to upload are the lines after it. Anything malformed is an error
-//! with its file and line number: nothing is skipped with a warning.
-//! Values are checked: `current` and `autocontinue` 0 or 1, `frame` and
-//! `command` within MAVLink's ranges, latitude in [-90, 90], longitude in
-//! [-180, 180], params and altitude finite in `f32`; at most
-//! [`MAX_MISSION_ITEMS`] items, files of at most [`MAX_MISSION_BYTES`].
-
-use std::path::Path;
+//! QGroundControl writes them (any whitespace is accepted): index, current,
+//! frame, command, param1..4, latitude, longitude, altitude, autocontinue.
+//! Indices run 0, 1, 2, ... Line 0 is QGroundControl's home position; it is
+//! returned as `home` and the items to upload are the lines after it.
+//! Anything malformed is an error with its line number: nothing is skipped
+//! with a warning. Values are checked: `current` and `autocontinue` 0 or 1,
+//! `frame` and `command` within MAVLink's ranges, latitude in [-90, 90],
+//! longitude in [-180, 180], altitude finite in `f32`, params finite in
+//! `f32` or `nan` (unset); at most [`MAX_MISSION_ITEMS`] items. A DO_JUMP's
+//! param1 is a sequence number here (home is 0) and becomes the target's
+//! index among the uploaded items.
 
 use lockstep_abi::MAX_MISSION_ITEMS;
 use lockstep_abi::ffi::lockstep_mission_item;
 
-/// Largest mission file read: 64 MiB (65,535 items take about 5 MB).
-pub const MAX_MISSION_BYTES: u64 = 64 << 20;
-
-/// A malformed mission file.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum MissionError {
-    #[error("cannot read mission {path}: {reason}")]
-    Io { path: String, reason: String },
-    /// An error of the file's content, with the file's path.
-    #[error("mission {path}: {error}")]
-    InFile {
-        path: String,
-        error: Box<MissionError>,
-    },
-    #[error("{items} items; at most {MAX_MISSION_ITEMS} can be uploaded")]
-    TooMany { items: usize },
-    #[error("line 1: expected the header `QGC WPL 110`, found `{found}`")]
-    Header { found: String },
-    #[error("line {line}: expected 12 fields, found {found}")]
-    FieldCount { line: usize, found: usize },
-    #[error("line {line}: field `{field}` is `{text}`, not {expected}")]
-    BadField {
-        line: usize,
-        field: &'static str,
-        text: String,
-        expected: &'static str,
-    },
-    #[error("line {line}: index {found} out of sequence (expected {expected})")]
-    Sequence {
-        line: usize,
-        expected: u32,
-        found: u32,
-    },
-    #[error("the mission holds no home line")]
-    Empty,
-}
-
-/// A parsed mission.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Mission {
-    /// Line 0: QGroundControl's home position.
-    pub home: lockstep_mission_item,
-    /// The items to upload, in order.
-    pub items: Vec<lockstep_mission_item>,
-}
+use super::{Mission, MissionError};
 
 const FIELDS: [&str; 12] = [
     "index",
@@ -142,97 +98,99 @@ fn float_in(
     }
 }
 
-impl Mission {
-    pub fn load(path: impl AsRef<Path>) -> Result<Mission, MissionError> {
-        let path = path.as_ref();
-        let io = |reason: String| MissionError::Io {
-            path: path.display().to_string(),
-            reason,
-        };
-        let size = std::fs::metadata(path)
-            .map_err(|e| io(e.to_string()))?
-            .len();
-        if size > MAX_MISSION_BYTES {
-            return Err(io(format!(
-                "{size} bytes; a mission file may hold at most {MAX_MISSION_BYTES}"
-            )));
-        }
-        let text = std::fs::read_to_string(path).map_err(|e| io(e.to_string()))?;
-        Mission::parse(&text).map_err(|error| MissionError::InFile {
-            path: path.display().to_string(),
-            error: Box::new(error),
-        })
+/// A command parameter: finite in `f32`, or NaN (`nan`, unset).
+fn param(line: usize, i: usize, text: &str) -> Result<f32, MissionError> {
+    if text.eq_ignore_ascii_case("nan") {
+        return Ok(f32::NAN);
     }
+    Ok(float_in(
+        line,
+        i,
+        text,
+        f64::from(f32::MIN),
+        f64::from(f32::MAX),
+        "a finite number or nan",
+    )? as f32)
+}
 
-    pub fn parse(text: &str) -> Result<Mission, MissionError> {
-        let mut lines = text
-            .lines()
-            .enumerate()
-            .map(|(i, l)| (i + 1, l.trim_end_matches('\r')));
-        match lines.next() {
-            Some((_, h)) if h.trim() == "QGC WPL 110" => {}
-            Some((_, h)) => {
-                return Err(MissionError::Header {
-                    found: h.to_string(),
-                });
-            }
-            None => {
-                return Err(MissionError::Header {
-                    found: String::new(),
-                });
-            }
-        }
-        let mut all = Vec::new();
-        for (line, l) in lines {
-            if l.trim().is_empty() {
-                continue;
-            }
-            let f: Vec<&str> = l.split_whitespace().collect();
-            if f.len() != 12 {
-                return Err(MissionError::FieldCount {
-                    line,
-                    found: f.len(),
-                });
-            }
-            let index = uint(line, 0, f[0])?;
-            let expected = all.len() as u32;
-            if index != expected {
-                return Err(MissionError::Sequence {
-                    line,
-                    expected,
-                    found: index,
-                });
-            }
-            uint_max(line, 1, f[1], 1, "0 or 1")?;
-            let mut p = [0.0f32; 4];
-            for (k, v) in p.iter_mut().enumerate() {
-                *v = float(line, 4 + k, f[4 + k])? as f32;
-            }
-            all.push(lockstep_mission_item {
-                frame: uint_max(line, 2, f[2], 255, "a MAV_FRAME number (0..255)")?,
-                command: uint_max(line, 3, f[3], 65_535, "a MAV_CMD number (0..65535)")?,
-                param1: p[0],
-                param2: p[1],
-                param3: p[2],
-                param4: p[3],
-                lat_deg: float_in(line, 8, f[8], -90.0, 90.0, "a latitude in [-90, 90]")?,
-                lon_deg: float_in(line, 9, f[9], -180.0, 180.0, "a longitude in [-180, 180]")?,
-                alt_m: float(line, 10, f[10])? as f32,
-                autocontinue: uint_max(line, 11, f[11], 1, "0 or 1")?,
+pub(super) fn parse(text: &str) -> Result<Mission, MissionError> {
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.trim_end_matches('\r')));
+    match lines.next() {
+        Some((_, h)) if matches!(h.trim(), "QGC WPL 110" | "QGC WPL 120") => {}
+        Some((_, h)) => {
+            return Err(MissionError::Header {
+                found: h.to_string(),
             });
-            if all.len() > MAX_MISSION_ITEMS + 1 {
-                return Err(MissionError::TooMany {
-                    items: all.len() - 1,
-                });
-            }
         }
-        let mut all = all.into_iter();
-        let home = all.next().ok_or(MissionError::Empty)?;
-        Ok(Mission {
-            home,
-            items: all.collect(),
-        })
+        None => {
+            return Err(MissionError::Header {
+                found: String::new(),
+            });
+        }
     }
+    let mut all = Vec::new();
+    let mut lines_of = Vec::new();
+    for (line, l) in lines {
+        if l.trim().is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.len() != 12 {
+            return Err(MissionError::FieldCount {
+                line,
+                found: f.len(),
+            });
+        }
+        let index = uint(line, 0, f[0])?;
+        let expected = all.len() as u32;
+        if index != expected {
+            return Err(MissionError::Sequence {
+                line,
+                expected,
+                found: index,
+            });
+        }
+        uint_max(line, 1, f[1], 1, "0 or 1")?;
+        let mut p = [0.0f32; 4];
+        for (k, v) in p.iter_mut().enumerate() {
+            *v = param(line, 4 + k, f[4 + k])?;
+        }
+        lines_of.push(line);
+        all.push(lockstep_mission_item {
+            frame: uint_max(line, 2, f[2], 255, "a MAV_FRAME number (0..255)")?,
+            command: uint_max(line, 3, f[3], 65_535, "a MAV_CMD number (0..65535)")?,
+            param1: p[0],
+            param2: p[1],
+            param3: p[2],
+            param4: p[3],
+            lat_deg: float_in(line, 8, f[8], -90.0, 90.0, "a latitude in [-90, 90]")?,
+            lon_deg: float_in(line, 9, f[9], -180.0, 180.0, "a longitude in [-180, 180]")?,
+            alt_m: float(line, 10, f[10])? as f32,
+            autocontinue: uint_max(line, 11, f[11], 1, "0 or 1")?,
+        });
+        if all.len() > MAX_MISSION_ITEMS + 1 {
+            return Err(MissionError::TooMany {
+                items: all.len() - 1,
+            });
+        }
+    }
+    let mut all = all.into_iter();
+    let home = all.next().ok_or(MissionError::Empty)?;
+    let items: Vec<lockstep_mission_item> = all.collect();
+    let n = items.len();
+    super::finish(
+        home,
+        items,
+        |i| format!("line {}", lines_of[i + 1]),
+        |p| {
+            let s = p as f64;
+            (s.fract() == 0.0 && s >= 1.0 && s <= n as f64).then(|| s as usize - 1)
+        },
+        &format!("the sequence number of an item (1 to {n})"),
+    )
 }
 
 #[cfg(test)]
@@ -272,14 +230,39 @@ mod tests {
         assert_eq!(m.items[2].command, 20);
     }
 
+    /// QGroundControl writes `QGC WPL 120` and `nan` for unset params; a
+    /// DO_JUMP's sequence number becomes the target's item index.
+    #[test]
+    fn wpl_120_with_nan_params_and_a_jump() {
+        let m = Mission::parse(
+            "QGC WPL 120\n\
+             0\t1\t0\t16\t0\t0\t0\t0\t-35.3632621\t149.1652374\t584.09\t1\n\
+             1\t0\t3\t22\t0\t0\t0\tnan\t0\t0\t10\t1\n\
+             2\t0\t3\t16\t0\t0\t0\tNaN\t-35.3631\t149.1652\t10\t1\n\
+             3\t0\t3\t177\t2\t3\t0\t0\t0\t0\t0\t1\n",
+        )
+        .unwrap();
+        assert_eq!(m.home.lat_deg, -35.3632621);
+        assert!(m.items[0].param4.is_nan() && m.items[1].param4.is_nan());
+        assert_eq!(m.items[1].param1, 0.0);
+        assert_eq!(
+            (m.items[2].command, m.items[2].param1, m.items[2].param2),
+            (177, 1.0, 3.0)
+        );
+    }
+
     #[test]
     fn malformed_lines_are_errors_with_line_numbers() {
         let cases = [
             (
-                "QGC WPL 120\n",
-                "line 1: expected the header `QGC WPL 110`, found `QGC WPL 120`",
+                "QGC WPL 130\n",
+                "line 1: expected the header `QGC WPL 110` or `QGC WPL 120`, found `QGC WPL 130`",
             ),
-            ("", "line 1: expected the header `QGC WPL 110`, found ``"),
+            (
+                "",
+                "line 1: expected the header `QGC WPL 110` or `QGC WPL 120`, found ``",
+            ),
+            ("QGC WPL 120\n", "the mission holds no home line"),
             ("QGC WPL 110\n", "the mission holds no home line"),
             (
                 "QGC WPL 110\n0 1 0 16 0 0 0 0 47 8 488\n",
@@ -291,7 +274,7 @@ mod tests {
             ),
             (
                 "QGC WPL 110\n0 1 0 16 0 0 0 0 47 8 488 1\n1 0 3 16 0 x 0 0 47 8 10 1\n",
-                "line 3: field `param2` is `x`, not a finite number",
+                "line 3: field `param2` is `x`, not a finite number or nan",
             ),
             (
                 "QGC WPL 110\n0 1 0 16 0 0 0 0 47 8 488 1\n\n1 0 3 -16 0 0 0 0 47 8 10 1\n",
@@ -324,6 +307,30 @@ mod tests {
             (
                 "QGC WPL 110\n0 1 0 16 0 0 0 0 nan 8 488 1\n",
                 "line 2: field `latitude` is `nan`, not a latitude in [-90, 90]",
+            ),
+            (
+                "QGC WPL 110\n0 1 0 16 0 0 0 0 47 8 488 1\n1 0 3 16 inf 0 0 0 47 8 10 1\n",
+                "line 3: field `param1` is `inf`, not a finite number or nan",
+            ),
+            (
+                "QGC WPL 110\n0 1 0 16 0 0 0 0 47 8 488 1\n1 0 3 16 0 0 0 0 47 8 nan 1\n",
+                "line 3: field `altitude` is `nan`, not a finite number",
+            ),
+            (
+                "QGC WPL 110\n0 1 0 16 0 0 0 0 47 8 488 1\n1 0 3 16 0 0 0 0 47 8 10 1\n\
+                 2 0 3 177 3 1 0 0 0 0 0 1\n",
+                "line 4: DO_JUMP (177): param1 (the item to jump to) is 3, not the sequence number \
+                 of an item (1 to 2)",
+            ),
+            (
+                "QGC WPL 110\n0 1 0 16 0 0 0 0 47 8 488 1\n1 0 3 177 0 1 0 0 0 0 0 1\n",
+                "line 3: DO_JUMP (177): param1 (the item to jump to) is 0, not the sequence number \
+                 of an item (1 to 1)",
+            ),
+            (
+                "QGC WPL 110\n0 1 0 16 0 0 0 0 47 8 488 1\n1 0 3 177 1.5 1 0 0 0 0 0 1\n",
+                "line 3: DO_JUMP (177): param1 (the item to jump to) is 1.5, not the sequence \
+                 number of an item (1 to 1)",
             ),
         ];
         for (text, expect) in cases {

@@ -33,6 +33,18 @@ pub(super) struct File {
     pub autopilot: Option<AutopilotSection>,
     #[serde(default)]
     pub expect: Option<ExpectSection>,
+    #[serde(default)]
+    pub world: Option<WorldSection>,
+}
+
+/// `[world]`: the geodetic origin of the local NED frame.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+pub(super) struct WorldSection {
+    pub origin_lat_deg: Option<f64>,
+    pub origin_lon_deg: Option<f64>,
+    /// Above mean sea level.
+    pub origin_alt_m: Option<f64>,
+    pub max_mission_distance_m: Option<f64>,
 }
 
 /// `[expect]`: crash thresholds and the conditions the flight must meet.

@@ -23,6 +23,11 @@
 //! mean_ned_mps = [2.0, 1.0, 0.0]
 //! sigma_mps = [0.8, 0.8, 0.3]
 //! tau_s = [5.0, 5.0, 2.0]
+//! [world]                   # origin (default: the mission's home, else the spec's)
+//! origin_lat_deg = 47.397742
+//! origin_lon_deg = 8.545594
+//! origin_alt_m = 488.0       # above mean sea level
+//! max_mission_distance_m = 50000.0
 //! [autopilot.params]        # set through the library's parameter functions
 //! MPC_XY_VEL_P = 1.5
 //! [[events]]
@@ -110,6 +115,8 @@ pub struct Scenario {
     pub autopilot_params: crate::autopilot_params::Params,
     /// `[expect]`: crash thresholds and the conditions of the verdict.
     pub expect: crate::verdict::Expectations,
+    /// `[world]`: the origin (when given) and how far a mission may reach.
+    pub world: crate::world::WorldSettings,
 }
 
 const DEFAULT_CADENCES_US: [(&str, u64); 8] = [
@@ -370,8 +377,10 @@ impl Scenario {
             None => Default::default(),
         };
         let expect = expect::expectations(f.expect.as_ref()).map_err(key_err)?;
+        let world = world_settings(f.world.as_ref()).map_err(key_err)?;
         Ok(Scenario {
             expect,
+            world,
             file: path.to_path_buf(),
             description: f.description,
             seed: f.simulation.seed,
@@ -454,4 +463,34 @@ fn resolve(dir: &Path, p: &str) -> Result<PathBuf, String> {
             resolved.display()
         )),
     }
+}
+
+/// `[world]`: all three origin keys or none; the distance bound.
+fn world_settings(
+    w: Option<&file::WorldSection>,
+) -> Result<crate::world::WorldSettings, checks::KeyError> {
+    let mut settings = crate::world::WorldSettings::default();
+    let Some(w) = w else {
+        return Ok(settings);
+    };
+    match (w.origin_lat_deg, w.origin_lon_deg, w.origin_alt_m) {
+        (None, None, None) => {}
+        (Some(lat), Some(lon), Some(alt)) => {
+            settings.origin = Some(crate::world::Geo {
+                lat_deg: within("world.origin_lat_deg", lat, -90.0, 90.0)?,
+                lon_deg: within("world.origin_lon_deg", lon, -180.0, 180.0)?,
+                alt_m: within("world.origin_alt_m", alt, -500.0, 9000.0)?,
+            });
+        }
+        _ => {
+            return Err((
+                "world".into(),
+                "give all of origin_lat_deg, origin_lon_deg and origin_alt_m, or none".into(),
+            ));
+        }
+    }
+    if let Some(d) = w.max_mission_distance_m {
+        settings.max_mission_distance_m = positive("world.max_mission_distance_m", d, 1_000_000.0)?;
+    }
+    Ok(settings)
 }
