@@ -230,7 +230,9 @@ pub fn fly(o: FlyOptions) -> ExitCode {
     );
     show!("seed          {}", s.seed);
     let started = Instant::now();
-    let result = engine.run();
+    let mut bar = Progress::new(o.output != Output::Quiet, s.duration.0, started);
+    let result = engine.run_observed(|t| bar.update(t.0));
+    bar.finish();
     let wall = started.elapsed().as_secs_f64();
 
     let log_failed = matches!(result, Err(EngineError::Log(_)));
@@ -331,6 +333,59 @@ pub fn fly(o: FlyOptions) -> ExitCode {
         warn!("lockstep {verb}: the flight did not meet its expectations (see the verdict)");
     }
     ExitCode::from(status)
+}
+
+/// A progress bar on stderr (simulated time, real-time factor), drawn
+/// only when stderr is a terminal and the run has taken half a second of
+/// wall time already: short runs and pipes see nothing.
+struct Progress {
+    enabled: bool,
+    total_us: u64,
+    started: Instant,
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Progress {
+    fn new(wanted: bool, total_us: u64, started: Instant) -> Progress {
+        use std::io::IsTerminal;
+        Progress {
+            enabled: wanted && std::io::stderr().is_terminal(),
+            total_us,
+            started,
+            bar: None,
+        }
+    }
+
+    fn update(&mut self, now_us: u64) {
+        if !self.enabled {
+            return;
+        }
+        let wall = self.started.elapsed();
+        if self.bar.is_none() && wall < std::time::Duration::from_millis(500) {
+            return;
+        }
+        let total = self.total_us;
+        let bar = self.bar.get_or_insert_with(|| {
+            let b = indicatif::ProgressBar::new(total);
+            if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:40.cyan/blue} {msg}") {
+                b.set_style(style);
+            }
+            b
+        });
+        bar.set_position(now_us);
+        bar.set_message(format!(
+            "{:.1} of {:.1} s simulated, real-time factor {:.0}",
+            now_us as f64 * 1e-6,
+            total as f64 * 1e-6,
+            real_time_factor(now_us, wall.as_secs_f64())
+        ));
+    }
+
+    fn finish(&mut self) {
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+    }
 }
 
 /// The text summary after the flight.

@@ -238,3 +238,27 @@ fn faults_act_through_the_faults_stage() {
     assert!((dn + 2.0).abs() < 0.3, "moved {dn} m north");
     assert_eq!(column(&biased, "faults", 19_000_000) as u64, 1 << (32 + 4));
 }
+
+/// The progress callback sees the simulated time every PROGRESS_EVERY
+/// boundaries, in order, and cannot change the run: the log is the same
+/// bytes as without it.
+#[test]
+fn progress_reports_increasing_times_and_leaves_the_run_unchanged() {
+    let s = short(&[]);
+    let plain = run_log(&s, "progress-plain");
+    let path = tmp("progress-observed");
+    let mut e = Engine::new(&s, Path::new(common::BUNDLED), Some(&path)).unwrap();
+    let mut seen = Vec::new();
+    let summary = e.run_observed(|t| seen.push(t.0)).unwrap();
+    let observed = std::fs::read(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert!(plain == observed, "the progress callback changed the log");
+    let every = u64::from(lockstep_harness::engine::PROGRESS_EVERY);
+    assert_eq!(seen.len() as u64, summary.boundaries / every, "{seen:?}");
+    // At 1 kHz physics boundary k (from 0) is at k ms: each call comes
+    // after PROGRESS_EVERY more boundaries, and reports the last one done.
+    let expected: Vec<u64> = (1..=seen.len() as u64)
+        .map(|k| (k * every - 2) * 1000)
+        .collect();
+    assert_eq!(seen, expected);
+}

@@ -134,6 +134,9 @@ struct Cad {
     log: Option<usize>,
 }
 
+/// Boundaries between two calls of [`Engine::run_observed`]'s progress.
+pub const PROGRESS_EVERY: u32 = 4096;
+
 /// Where a run ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Summary {
@@ -547,7 +550,22 @@ impl Engine {
     /// Runs to the end; the log is flushed whether the run ends by success
     /// or by error.
     pub fn run(&mut self) -> Result<Summary, EngineError> {
+        self.run_observed(|_| {})
+    }
+
+    /// [`Engine::run`], calling `progress` with the simulated time every
+    /// [`PROGRESS_EVERY`] boundaries (for a progress bar; it cannot change
+    /// the run).
+    pub fn run_observed(
+        &mut self,
+        mut progress: impl FnMut(Micros),
+    ) -> Result<Summary, EngineError> {
+        let mut count = 0u32;
         let result = loop {
+            count = count.wrapping_add(1);
+            if count.is_multiple_of(PROGRESS_EVERY) {
+                progress(self.prev);
+            }
             if let Some(f) = &self.interrupt {
                 let signal = f.load(Ordering::Relaxed);
                 if signal != 0 {
