@@ -169,8 +169,10 @@ pub fn fly(o: FlyOptions) -> ExitCode {
     if let Some(m) = &s.mission {
         inputs.push(("the mission", m));
     }
+    let sidecar = log.as_deref().map(lockstep_harness::log_meta::sidecar_path);
     let outputs: Vec<(&str, &Path)> = [
         ("--log", log.as_deref()),
+        ("the log's sidecar", sidecar.as_deref()),
         ("--record", o.record.as_deref()),
         ("the summary", summary_file.as_deref()),
     ]

@@ -58,7 +58,7 @@ fn assert_dies_by(case: &str, signal: i32, name: &str) {
     );
     assert_eq!(r.stdout, idle_header(&scenario, &broken(case), true), "{r}");
     let on_disk = Log::read(&log);
-    assert_eq!(on_disk.version_line, IDLE_LOG_VERSION_LINE);
+    assert_idle_meta(&on_disk);
     let n = on_disk.rows.len();
     assert!(n > 0, "some rows reach the disk before 5 s");
     assert_eq!(
@@ -128,7 +128,7 @@ fn a_segfault_in_destroy_names_destroy_and_leaves_the_complete_log() {
     // The log is finished before the instance is destroyed: every row of
     // the complete flight is on disk, the same bytes as the isolated run's.
     let on_disk = Log::read(&log);
-    assert_eq!(on_disk.version_line, IDLE_LOG_VERSION_LINE);
+    assert_idle_meta(&on_disk);
     assert_eq!(on_disk.times_us(), times(0, 8_000_000, 100_000));
     let isolated = run(&scenario, "destroy_segv", &isolated_log, "process");
     assert_eq!(isolated.code(), 1, "{isolated}");

@@ -53,8 +53,62 @@ fn the_default_flight_finishes_its_mission_and_writes_its_log() {
     assert!(!out.contains("\nexpect "), "{out}");
     assert!(out.ends_with("\nverdict       ok\n"), "{out}");
     let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        text.lines().count(),
+        902,
+        "the header on line 1, then the rows"
+    );
+    // The sidecar: what the header cannot say, and the finished log's digest.
+    let mut sidecar = log.as_os_str().to_owned();
+    sidecar.push(".json");
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&sidecar).unwrap()).unwrap();
+    assert_eq!(meta["log_schema_version"], 2);
+    assert_eq!(meta["spec"], "iris");
+    assert_eq!(meta["seed"], 7);
+    assert_eq!(meta["complete"], true);
+    assert_eq!(meta["rows"], 901);
+    assert_eq!(meta["last_time_us"], 90_000_000);
+    assert_eq!(
+        meta["digest"],
+        lockstep_harness::report::file_digest(&log).unwrap()
+    );
+    assert_eq!(meta["origin"]["lat_deg"], 47.397742);
+    assert_eq!(meta["modes"]["4"], "mission");
+    assert_eq!(meta["fault_bits"]["0"], "motor 0 failed");
+    let unit = |name: &str| {
+        meta["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .map(|c| c["unit"].as_str().unwrap().to_string())
+    };
+    assert_eq!(unit("lat_deg").as_deref(), Some("deg"));
+    assert_eq!(unit("bus_a").as_deref(), Some("A"));
+    // The geodetic columns agree with the NED ones: the first row is at
+    // the origin, on the ground.
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let first: Vec<&str> = text.lines().nth(1).unwrap().split(',').collect();
+    let col = |n: &str| -> f64 {
+        first[header.iter().position(|h| *h == n).unwrap()]
+            .parse()
+            .unwrap()
+    };
+    // Through ECEF and back: equal to rounding (1e-12 degrees is 0.1 um).
+    assert!(
+        (col("lat_deg") - 47.397742).abs() < 1e-12,
+        "{}",
+        col("lat_deg")
+    );
+    assert!(
+        (col("lon_deg") - 8.545594).abs() < 1e-12,
+        "{}",
+        col("lon_deg")
+    );
+    assert!((col("alt_m") - (488.0 - col("z_m"))).abs() < 1e-6);
     std::fs::remove_file(&log).unwrap();
-    assert_eq!(text.lines().count(), 903);
+    std::fs::remove_file(&sidecar).unwrap();
 }
 
 #[test]

@@ -12,7 +12,7 @@
 //! scenario events, faults, wind, sensors and estimator, autopilot, logging.
 //! [`Engine::run`] loops over `step` to the end.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -23,6 +23,7 @@ use lockstep_plant::multirotor::{MAX_BATTERIES, MAX_ROTORS};
 use lockstep_plant::{AircraftSpec, HeldPlant, Multirotor, PlantInputs, PlantOutputs, SpecError};
 
 use crate::log::{FlightLog, LogRow};
+use crate::log_meta::LogMeta;
 use crate::mission::{Mission, MissionError};
 use crate::record::{RecordError, Recorder};
 use crate::rng::RngStreams;
@@ -187,6 +188,8 @@ pub struct Engine {
     mission_started: Option<Micros>,
     boundaries: u64,
     log: Option<FlightLog>,
+    /// The log's path and sidecar, rewritten when the log is finished.
+    log_meta: Option<(PathBuf, LogMeta)>,
     row: LogRow,
     spec: AircraftSpec,
     options: Options,
@@ -367,13 +370,33 @@ impl Engine {
             batteries: vec![[0.0; 3]; nb],
             ..LogRow::default()
         };
-        let log = match (log, cad.log) {
-            (Some(path), Some(_)) => Some(FlightLog::create(
-                path,
-                &format!("spec={} seed={}", plant.name, scenario.seed),
-                &row,
-            )?),
+        let log_meta = match (log, cad.log) {
+            (Some(path), Some(_)) => {
+                let g = origin.geodetic;
+                let meta = LogMeta::new(
+                    &scenario.file,
+                    &plant.name,
+                    scenario.seed,
+                    autopilot,
+                    crate::log_meta::Origin {
+                        lat_deg: g.lat_deg,
+                        lon_deg: g.lon_deg,
+                        alt_m: g.alt_m,
+                    },
+                    nr,
+                    nb,
+                );
+                Some((path.to_path_buf(), meta))
+            }
             _ => None,
+        };
+        let log = match &log_meta {
+            Some((path, meta)) => {
+                let log = FlightLog::create(path, &row)?;
+                meta.write(path)?;
+                Some(log)
+            }
+            None => None,
         };
         Ok(Engine {
             x,
@@ -411,6 +434,7 @@ impl Engine {
             mission_started: None,
             boundaries: 0,
             log,
+            log_meta,
             row,
             spec,
             options: opts,
@@ -590,6 +614,7 @@ impl Engine {
             Some(log) => log.finish().map_err(EngineError::from),
             None => Ok(()),
         };
+        let logged = logged.and_then(|()| self.finish_log_meta().map_err(EngineError::from));
         let result = result.and(logged);
         let result = result.and_then(|()| self.ap.close().map_err(EngineError::from));
         if let Some(r) = self.recorder.take() {
@@ -633,6 +658,18 @@ impl Engine {
             soc: self.x[l.soc(0)],
             log_rows: self.log.as_ref().map_or(0, FlightLog::rows),
         })
+    }
+
+    /// Rewrites the log's sidecar with its rows, last time and digest.
+    fn finish_log_meta(&mut self) -> std::io::Result<()> {
+        let (Some((path, meta)), Some(log)) = (&mut self.log_meta, &self.log) else {
+            return Ok(());
+        };
+        meta.rows = Some(log.rows());
+        meta.last_time_us = log.last_time_us();
+        meta.digest = Some(crate::report::file_digest(path)?);
+        meta.complete = true;
+        meta.write(path)
     }
 
     /// The timeline so far (events, mode changes, failsafes, crashes) in
@@ -954,6 +991,11 @@ impl Engine {
         let r = &mut self.row;
         r.time_us = t.0;
         r.truth.copy_from_slice(&self.x[..13]);
+        let g = self
+            .plant
+            .origin
+            .to_geodetic([self.x[0], self.x[1], self.x[2]]);
+        r.geodetic = [g.lat_deg, g.lon_deg, g.alt_m];
         let e = &self.frame.estimate;
         r.estimate[..3].copy_from_slice(&e.position_ned_m);
         r.estimate[3..6].copy_from_slice(&e.velocity_ned_mps);

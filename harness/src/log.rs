@@ -1,12 +1,15 @@
 //! The flight log: CSV (csv crate) behind a buffered writer, one row per log
-//! boundary, with a versioned first line:
+//! boundary, the header on line 1 (so `pandas.read_csv` and PlotJuggler
+//! read it as it is), a unit in every physical column's name:
 //!
 //! ```text
-//! # lockstep-log 1 spec=iris seed=7 rotors=4 batteries=1
-//! time_us,x_m,y_m,z_m,...
+//! time_us,x_m,y_m,z_m,...,lat_deg,lon_deg,alt_m,...
 //! ```
 //!
-//! (Read it with a CSV reader that skips `#` lines.) Floats are written in
+//! What a header line cannot say (schema version, scenario, spec, seed,
+//! units, the mode and fault tables, the digest) is in the JSON sidecar
+//! `<log>.json` ([`crate::log_meta`]).
+//! Floats are written in
 //! their shortest round-trip form (ryu), so a logged value parses back to the
 //! same bits; integers with itoa.
 //!
@@ -33,13 +36,16 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 /// The version in the log's first line; bumped on any column change.
-pub const LOG_SCHEMA_VERSION: u32 = 1;
+pub const LOG_SCHEMA_VERSION: u32 = 2;
 
 /// One row's values, filled by the engine.
 #[derive(Debug, Clone, Default)]
 pub struct LogRow {
     pub time_us: u64,
     pub truth: [f64; 13],
+    /// The truth's latitude, longitude (degrees) and altitude above mean
+    /// sea level (WGS-84).
+    pub geodetic: [f64; 3],
     pub estimate: [f32; 13],
     pub setpoints: [f32; 11],
     pub motors: Vec<f32>,
@@ -64,6 +70,7 @@ impl LogRow {
     pub fn copy_from(&mut self, other: &LogRow) {
         self.time_us = other.time_us;
         self.truth = other.truth;
+        self.geodetic = other.geodetic;
         self.estimate = other.estimate;
         self.setpoints = other.setpoints;
         self.motors.copy_from_slice(&other.motors);
@@ -85,7 +92,7 @@ impl LogRow {
 pub fn header(rotors: usize, batteries: usize) -> Vec<String> {
     let mut h: Vec<String> = [
         "time_us", "x_m", "y_m", "z_m", "vx_mps", "vy_mps", "vz_mps", "qw", "qx", "qy", "qz",
-        "p_radps", "q_radps", "r_radps",
+        "p_radps", "q_radps", "r_radps", "lat_deg", "lon_deg", "alt_m",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -222,6 +229,9 @@ impl CsvRows {
         for v in r.truth {
             self.f64(v)?;
         }
+        for v in r.geodetic {
+            self.f64(v)?;
+        }
         for v in r.estimate {
             self.f32(v)?;
         }
@@ -306,12 +316,12 @@ fn open_locked(path: &Path) -> std::io::Result<File> {
 }
 
 impl FlightLog {
-    /// Creates `path`, writes the version line and the header, and starts
-    /// the writer thread with batches of rows shaped like `shape`.
+    /// Creates `path`, writes the header, and starts the writer thread with
+    /// batches of rows shaped like `shape`.
     ///
     /// Errors name the path: it cannot be created, is locked by another
     /// run, or the header cannot be written.
-    pub fn create(path: &Path, label: &str, shape: &LogRow) -> std::io::Result<FlightLog> {
+    pub fn create(path: &Path, shape: &LogRow) -> std::io::Result<FlightLog> {
         let named = |e: std::io::Error| {
             std::io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display()))
         };
@@ -320,11 +330,7 @@ impl FlightLog {
             std::io::ErrorKind::ResourceBusy => e,
             _ => named(e),
         })?;
-        let head = format!(
-            "# lockstep-log {LOG_SCHEMA_VERSION} {label} rotors={rotors} batteries={batteries}\n"
-        )
-        .into_bytes();
-        let mut w = csv::Writer::from_writer(head);
+        let mut w = csv::Writer::from_writer(Vec::new());
         w.write_record(header(rotors, batteries))
             .map_err(std::io::Error::other)?;
         let mut head = w.into_inner().map_err(|e| e.into_error())?;

@@ -346,15 +346,34 @@ pub fn idle_scenario(dir: &std::path::Path, name: &str, duration_s: f64, log_hz:
     path
 }
 
-/// The first line of every log of the idle scenario (Iris, seed 7).
-pub const IDLE_LOG_VERSION_LINE: &str = "# lockstep-log 1 spec=iris seed=7 rotors=4 batteries=1";
+/// Checks the sidecar of a log of the idle scenario (Iris, seed 7): it
+/// exists from the log's creation, whatever happened since.
+pub fn assert_idle_meta(l: &Log) {
+    let m = l.meta.as_ref().expect("a sidecar next to the log");
+    assert_eq!(m["log_schema_version"], 2);
+    assert_eq!(m["spec"], "iris");
+    assert_eq!(m["seed"], 7);
+    assert_eq!(m["rotors"], 4);
+    assert_eq!(m["batteries"], 1);
+    let names: Vec<&str> = m["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        l.columns.iter().map(String::as_str).collect::<Vec<_>>()
+    );
+}
 
 /// A flight log read back, every line checked to be whole: the file ends
 /// with a newline, and every row has the header's column count.
 #[derive(Debug)]
 pub struct Log {
     pub text: String,
-    pub version_line: String,
+    /// The JSON sidecar `<log>.json`, when there is one.
+    pub meta: Option<serde_json::Value>,
     pub columns: Vec<String>,
     pub rows: Vec<Vec<String>>,
 }
@@ -370,11 +389,11 @@ impl Log {
             &text[text.len().saturating_sub(80)..]
         );
         let mut lines = text.lines();
-        let version_line = lines.next().expect("a version line").to_string();
-        assert!(
-            version_line.starts_with("# lockstep-log 1 "),
-            "{version_line}"
-        );
+        let mut sidecar = path.as_os_str().to_owned();
+        sidecar.push(".json");
+        let meta = std::fs::read_to_string(&sidecar)
+            .ok()
+            .map(|t| serde_json::from_str(&t).expect("the sidecar is JSON"));
         let columns: Vec<String> = lines
             .next()
             .expect("a header line")
@@ -397,7 +416,7 @@ impl Log {
             .collect();
         Log {
             text,
-            version_line,
+            meta,
             columns,
             rows,
         }

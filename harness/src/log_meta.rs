@@ -1,0 +1,196 @@
+//! The flight log's JSON sidecar, `<log>.json` next to `<log>`: what a CSV
+//! cannot say in its header line. It holds the schema version, the scenario,
+//! spec, seed, autopilot, world origin and versions, each column's unit,
+//! the mode and fault-bit tables, and, once the run has ended, the row
+//! count, the last time and the log's SHA-256 digest.
+//!
+//! It is written when the log is created (`complete: false`, no digest) and
+//! rewritten when the log is finished.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::log::{LOG_SCHEMA_VERSION, header};
+
+/// `<log>.json`: the log's name with `.json` appended (never the log
+/// itself, whatever the log is called).
+pub fn sidecar_path(log: &Path) -> PathBuf {
+    let mut s = log.as_os_str().to_owned();
+    s.push(".json");
+    PathBuf::from(s)
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Column {
+    pub name: String,
+    /// SI symbol; `1` for a dimensionless value, `code` for an enumeration
+    /// (see `modes`), `bits` for a mask (see `fault_bits`).
+    pub unit: &'static str,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Origin {
+    pub lat_deg: f64,
+    pub lon_deg: f64,
+    pub alt_m: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct LogMeta {
+    pub log_schema_version: u32,
+    pub lockstep_version: &'static str,
+    pub scenario: String,
+    pub spec: String,
+    pub seed: u64,
+    pub autopilot: String,
+    pub origin: Origin,
+    pub rotors: usize,
+    pub batteries: usize,
+    pub columns: Vec<Column>,
+    /// `mode` column: code -> name.
+    pub modes: BTreeMap<u32, &'static str>,
+    /// `faults` column: bit -> meaning.
+    pub fault_bits: BTreeMap<u32, String>,
+    /// False until the log is finished (and after a write failed).
+    pub complete: bool,
+    pub rows: Option<u64>,
+    pub last_time_us: Option<u64>,
+    /// `sha256:<hex>` of the finished log.
+    pub digest: Option<String>,
+}
+
+/// The unit of a column, from its name's suffix.
+pub fn unit_of(column: &str) -> &'static str {
+    const SUFFIXES: [(&str, &str); 12] = [
+        ("_us", "us"),
+        ("_mps2", "m/s^2"),
+        ("_mps", "m/s"),
+        ("_radps", "rad/s"),
+        ("_rad", "rad"),
+        ("_deg", "deg"),
+        ("_kgpm3", "kg/m^3"),
+        ("_m", "m"),
+        ("_n", "N"),
+        ("_v", "V"),
+        ("_a", "A"),
+        ("_soc", "1"),
+    ];
+    match column {
+        "mode" => return "code",
+        "faults" => return "bits",
+        _ => {}
+    }
+    SUFFIXES
+        .iter()
+        .find(|(s, _)| column.ends_with(s))
+        .map_or("1", |(_, u)| u)
+}
+
+impl LogMeta {
+    /// The metadata of a log with `rotors` and `batteries`, before the run.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        scenario: &Path,
+        spec: &str,
+        seed: u64,
+        autopilot: &Path,
+        origin: Origin,
+        rotors: usize,
+        batteries: usize,
+    ) -> LogMeta {
+        use crate::engine::fault_bits as fb;
+        let modes = (0..=8u32)
+            .map(|m| (m, lockstep_abi::mode_name(m)))
+            .collect();
+        let mut fault_bits = BTreeMap::new();
+        for i in 0..rotors as u32 {
+            fault_bits.insert(fb::MOTOR_FAILED + i, format!("motor {i} failed"));
+        }
+        fault_bits.insert(fb::THRUST_LOSS, "thrust loss on a motor".to_string());
+        for j in 0..batteries as u32 {
+            fault_bits.insert(fb::BATTERY + j, format!("battery {j} disconnected"));
+        }
+        for (k, s) in ["imu", "mag", "baro", "gps", "estimator"]
+            .iter()
+            .enumerate()
+        {
+            fault_bits.insert(fb::SENSOR + k as u32, format!("{s} faulted"));
+        }
+        LogMeta {
+            log_schema_version: LOG_SCHEMA_VERSION,
+            lockstep_version: env!("CARGO_PKG_VERSION"),
+            scenario: scenario.display().to_string(),
+            spec: spec.to_string(),
+            seed,
+            autopilot: autopilot.display().to_string(),
+            origin,
+            rotors,
+            batteries,
+            columns: header(rotors, batteries)
+                .into_iter()
+                .map(|name| Column {
+                    unit: unit_of(&name),
+                    name,
+                })
+                .collect(),
+            modes,
+            fault_bits,
+            complete: false,
+            rows: None,
+            last_time_us: None,
+            digest: None,
+        }
+    }
+
+    /// Writes the sidecar of the log at `log`.
+    pub fn write(&self, log: &Path) -> std::io::Result<()> {
+        let path = sidecar_path(log);
+        let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
+        std::fs::write(&path, text + "\n").map_err(|e| {
+            std::io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display()))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_column_has_a_unit_from_its_name() {
+        let units: Vec<(String, &str)> = header(4, 1)
+            .into_iter()
+            .map(|c| {
+                let u = unit_of(&c);
+                (c, u)
+            })
+            .collect();
+        let get = |n: &str| units.iter().find(|(c, _)| c == n).unwrap().1;
+        assert_eq!(get("time_us"), "us");
+        assert_eq!(get("x_m"), "m");
+        assert_eq!(get("vx_mps"), "m/s");
+        assert_eq!(get("sp_ax_mps2"), "m/s^2");
+        assert_eq!(get("p_radps"), "rad/s");
+        assert_eq!(get("sp_yaw_rad"), "rad");
+        assert_eq!(get("lat_deg"), "deg");
+        assert_eq!(get("alt_m"), "m");
+        assert_eq!(get("rotor0_thrust_n"), "N");
+        assert_eq!(get("air_density_kgpm3"), "kg/m^3");
+        assert_eq!(get("battery0_v"), "V");
+        assert_eq!(get("battery0_a"), "A");
+        assert_eq!(get("battery0_soc"), "1");
+        assert_eq!(get("qw"), "1");
+        assert_eq!(get("motor0"), "1");
+        assert_eq!(get("mode"), "code");
+        assert_eq!(get("faults"), "bits");
+    }
+
+    #[test]
+    fn the_sidecar_is_the_log_name_with_json_appended() {
+        assert_eq!(
+            sidecar_path(Path::new("/tmp/flight.csv")),
+            Path::new("/tmp/flight.csv.json")
+        );
+        assert_eq!(sidecar_path(Path::new("x.json")), Path::new("x.json.json"));
+    }
+}
