@@ -76,6 +76,14 @@ enum Command {
         /// name or path); default: the spec embedded in the recording.
         #[arg(long)]
         spec: Option<String>,
+        /// Integrate with this method instead of the recorded one (euler,
+        /// rk4, bs32, dp54).
+        #[arg(long)]
+        integrator: Option<String>,
+        /// Compare the replayed states with this flight log's (the `fly`
+        /// log of the recorded run): the largest difference per state group.
+        #[arg(long)]
+        compare: Option<PathBuf>,
     },
 }
 
@@ -176,7 +184,17 @@ fn main() -> ExitCode {
         }
         Command::Fly(a) => fly("fly", a),
         Command::Run(a) => fly("run", a),
-        Command::Replay { recording, spec } => run::replay(&recording, spec.as_deref()),
+        Command::Replay {
+            recording,
+            spec,
+            integrator,
+            compare,
+        } => run::replay(
+            &recording,
+            spec.as_deref(),
+            integrator.as_deref(),
+            compare.as_deref(),
+        ),
     }
 }
 

@@ -481,7 +481,30 @@ fn print_text(r: &FlightReport) {
     }
 }
 
-pub fn replay(recording: &Path, spec: Option<&str>) -> ExitCode {
+pub fn replay(
+    recording: &Path,
+    spec: Option<&str>,
+    integrator: Option<&str>,
+    compare: Option<&Path>,
+) -> ExitCode {
+    let method = match integrator {
+        None => None,
+        Some(name) => match lockstep_plant::integrate::Method::from_name(name) {
+            Some(m) => Some(m),
+            None => {
+                warn!("lockstep replay: --integrator {name}: not one of euler, rk4, bs32, dp54");
+                return Exit::ConfigError.into();
+            }
+        },
+    };
+    let truth = match compare.map(lockstep_harness::log_compare::LogTruth::read) {
+        None => None,
+        Some(Ok(t)) => Some(t),
+        Some(Err(e)) => {
+            warn!("lockstep replay: {e}");
+            return Exit::ConfigError.into();
+        }
+    };
     let spec = match spec.map(AircraftSpec::resolve).transpose() {
         Ok(s) => s,
         Err(e) => {
@@ -489,7 +512,7 @@ pub fn replay(recording: &Path, spec: Option<&str>) -> ExitCode {
             return Exit::ConfigError.into();
         }
     };
-    let replay = match Replay::open(recording, spec.as_ref()) {
+    let mut replay = match Replay::open(recording, spec.as_ref()) {
         Ok(r) => r,
         Err(e) => {
             warn!("lockstep replay: {e}");
@@ -504,12 +527,33 @@ pub fn replay(recording: &Path, spec: Option<&str>) -> ExitCode {
     } else {
         say!("recorded run  {status}; the recording ends there");
     }
+    if let Some(m) = method {
+        replay.set_integrator(m);
+    }
+    say!("integrator    {}", replay.integrator().name());
     let mut last = 0;
     let mut boundaries = 0u64;
-    match replay.run(|t, _| {
+    let mut comparer = truth.as_ref().map(|t| t.comparer());
+    let result = replay.run(|t, x| {
         last = t.0;
         boundaries += 1;
-    }) {
+        if let Some(c) = &mut comparer {
+            c.visit(t.0, x);
+        }
+    });
+    if let (Some(c), Some(log)) = (comparer, compare) {
+        let d = c.finish();
+        say!(
+            "compared      {} rows of {} ({} not reached)",
+            d.compared,
+            log.display(),
+            d.unmatched
+        );
+        for ((group, _), m) in lockstep_harness::log_compare::GROUPS.iter().zip(d.max_abs) {
+            say!("  max |diff|  {group:<20} {m:.3e}");
+        }
+    }
+    match result {
         Ok(x) => {
             say!(
                 "replayed      {:.3} s in {boundaries} boundaries",

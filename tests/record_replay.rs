@@ -189,3 +189,61 @@ fn recording_must_start_before_the_first_step() {
     );
     assert!(!tmp("late").exists(), "nothing is created");
 }
+
+/// `replay --compare LOG` of a fresh recording finds every logged row and
+/// no difference at all; another integrator replays the same inputs open
+/// loop and drifts, reported per group.
+#[test]
+fn replay_compare_reports_zero_difference_for_a_fresh_recording() {
+    let dir = common::TempDir::new("replay-compare");
+    let (rec, log) = (dir.join("r.lsrec"), dir.join("r.csv"));
+    let r = common::lockstep(&[
+        "fly",
+        "--duration",
+        "20",
+        "--quiet",
+        "--record",
+        rec.to_str().unwrap(),
+        "--log",
+        log.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code(), 0, "{r}");
+    let compare = |extra: &[&str]| {
+        let mut args = vec![
+            "replay",
+            rec.to_str().unwrap(),
+            "--compare",
+            log.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let r = common::lockstep(&args);
+        assert_eq!(r.code(), 0, "{r}");
+        let max: Vec<f64> = r
+            .stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("  max |diff|  "))
+            .map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap())
+            .collect();
+        assert_eq!(max.len(), 4, "{r}");
+        (r.stdout, max)
+    };
+    let (out, max) = compare(&[]);
+    assert!(out.contains("\nintegrator    rk4\n"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "\ncompared      201 rows of {} (0 not reached)\n",
+            log.display()
+        )),
+        "{out}"
+    );
+    assert_eq!(max, [0.0; 4]);
+    let (out, euler) = compare(&["--integrator", "euler"]);
+    assert!(out.contains("\nintegrator    euler\n"), "{out}");
+    assert!(euler[0] > 1e-3, "{euler:?}");
+    let r = common::lockstep(&["replay", rec.to_str().unwrap(), "--integrator", "rk5"]);
+    assert_eq!(r.code(), 2, "{r}");
+    assert_eq!(
+        r.stderr,
+        "lockstep replay: --integrator rk5: not one of euler, rk4, bs32, dp54\n"
+    );
+}

@@ -15,6 +15,7 @@ pub mod engine;
 pub mod error;
 pub mod journal;
 pub mod log;
+pub mod log_compare;
 pub mod log_meta;
 pub mod mission;
 pub mod paths;

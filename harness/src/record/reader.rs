@@ -144,6 +144,18 @@ impl Replay {
         })
     }
 
+    /// Replays with `method` instead of the recorded integrator (same
+    /// step options: at most one physics interval per step for the fixed
+    /// methods, the recorded tolerances for the adaptive ones).
+    pub fn set_integrator(&mut self, method: Method) {
+        self.method = method;
+    }
+
+    /// The integrator the replay uses.
+    pub fn integrator(&self) -> Method {
+        self.method
+    }
+
     pub fn plant(&self) -> &Multirotor {
         &self.plant
     }
