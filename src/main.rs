@@ -67,6 +67,19 @@ enum Command {
     Fly(FlyArgs),
     /// The same as `fly`.
     Run(FlyArgs),
+    /// Print the scenario format's reference: its JSON Schema, or with
+    /// --markdown the Markdown reference (docs/scenario-reference.md).
+    Schema {
+        #[arg(long)]
+        markdown: bool,
+    },
+    /// List the built-in aircraft, or print one: the file as shipped (with
+    /// its sources), or with --resolved the complete spec it resolves to.
+    Specs {
+        name: Option<String>,
+        #[arg(long, requires = "name")]
+        resolved: bool,
+    },
     /// Replay a recording: drive the plant from it (no autopilot, no
     /// randomness) and print the final state.
     Replay {
@@ -184,6 +197,22 @@ fn main() -> ExitCode {
         }
         Command::Fly(a) => fly("fly", a),
         Command::Run(a) => fly("run", a),
+        Command::Schema { markdown } => {
+            if markdown {
+                say!(
+                    "{}",
+                    lockstep_harness::scenario::reference::markdown().trim_end()
+                );
+            } else {
+                let schema = lockstep_harness::scenario::reference::schema();
+                say!(
+                    "{}",
+                    serde_json::to_string_pretty(&schema).expect("a schema is JSON")
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        Command::Specs { name, resolved } => specs(name.as_deref(), resolved),
         Command::Replay {
             recording,
             spec,
@@ -319,4 +348,43 @@ fn fly(verb: &'static str, a: FlyArgs) -> ExitCode {
             run::Output::Text
         },
     })
+}
+
+/// `lockstep specs [NAME] [--resolved]`.
+fn specs(name: Option<&str>, resolved: bool) -> ExitCode {
+    use lockstep_plant::AircraftSpec;
+    use lockstep_plant::spec::BUILTIN_SPECS;
+    let Some(name) = name else {
+        for (n, _) in BUILTIN_SPECS {
+            match AircraftSpec::resolve(n) {
+                Ok(s) => say!(
+                    "{n:<16} {}",
+                    s.description.as_deref().unwrap_or("(no description)")
+                ),
+                // The base the others extend is not an aircraft alone.
+                Err(_) => say!("{n:<16} (a base the others extend; not complete on its own)"),
+            }
+        }
+        return ExitCode::SUCCESS;
+    };
+    let Some((_, text)) = BUILTIN_SPECS.iter().find(|(n, _)| *n == name) else {
+        let names: Vec<&str> = BUILTIN_SPECS.iter().map(|(n, _)| *n).collect();
+        warn!(
+            "lockstep specs: `{name}` is not a built-in aircraft ({})",
+            names.join(", ")
+        );
+        return run::Exit::ConfigError.into();
+    };
+    if resolved {
+        match AircraftSpec::resolve(name) {
+            Ok(s) => say!("{}", s.to_toml_string().trim_end()),
+            Err(e) => {
+                warn!("lockstep specs: {e}");
+                return run::Exit::ConfigError.into();
+            }
+        }
+    } else {
+        say!("{}", text.trim_end());
+    }
+    ExitCode::SUCCESS
 }

@@ -261,8 +261,9 @@ fn bad_overrides_are_configuration_errors_naming_the_option() {
         (
             &["--set", "simulation.sed=3"],
             format!(
-                "lockstep fly: {SQUARE} (with --duration 3, --set simulation.sed=3): unknown \
-                 key(s) simulation.sed; check the spelling and the unit suffix\n"
+                "lockstep fly: {SQUARE} (with --duration 3, --set simulation.sed=3): unknown key \
+                 `simulation.sed` (valid in [simulation]: duration_s, engine, integrator, seed, \
+                 tick_us)\n"
             ),
         ),
         (

@@ -44,6 +44,7 @@ mod events;
 mod expect;
 mod file;
 mod overrides;
+pub mod reference;
 mod settings;
 #[cfg(test)]
 mod tests;
@@ -82,6 +83,32 @@ pub enum ScenarioError {
         key: String,
         reason: String,
     },
+    /// Keys the format does not have, each with the keys valid where it
+    /// was found.
+    #[error("{file}: {}", unknown_keys(.keys))]
+    UnknownKeys {
+        file: String,
+        keys: Vec<(String, Vec<String>)>,
+    },
+}
+
+fn unknown_keys(keys: &[(String, Vec<String>)]) -> String {
+    keys.iter()
+        .map(|(k, valid)| {
+            let parent = k.rsplit_once('.').map_or("", |(p, _)| p);
+            let place = if parent.is_empty() {
+                "at the top level".to_string()
+            } else {
+                format!("in [{parent}]")
+            };
+            if valid.is_empty() {
+                format!("unknown key `{k}`")
+            } else {
+                format!("unknown key `{k}` (valid {place}: {})", valid.join(", "))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Largest scenario file read: 16 MiB.
@@ -179,7 +206,20 @@ impl Scenario {
             let given: Vec<&str> = overrides.iter().map(|o| o.given_as.as_str()).collect();
             label = format!("{label} (with {})", given.join(", "));
         }
-        let f: File = deserialize_strict(&label, table)?;
+        let f: File = deserialize_strict(&label, table).map_err(|e| match e {
+            SpecError::UnknownKeys { spec, keys } => ScenarioError::UnknownKeys {
+                file: spec,
+                keys: keys
+                    .into_iter()
+                    .map(|k| {
+                        let parent = k.rsplit_once('.').map_or("", |(p, _)| p);
+                        let valid = reference::valid_keys(parent).unwrap_or_default();
+                        (k, valid)
+                    })
+                    .collect(),
+            },
+            e => ScenarioError::Toml(e),
+        })?;
         let invalid = |key: &str, reason: String| ScenarioError::Invalid {
             file: label.clone(),
             key: key.to_string(),

@@ -45,7 +45,7 @@ fn cadence_errors_name_the_cadence_and_nearest_values() {
     let e = parse("[cadences]\nlidar = { rate_hz = 10 }\n").unwrap_err();
     assert_eq!(
         e.to_string(),
-        "test.toml: unknown key(s) cadences.lidar; check the spelling and the unit suffix"
+        "test.toml: unknown key `cadences.lidar` (valid in [cadences]: autopilot, baro, estimator, gps, imu, log, mag, physics, wind)"
     );
 }
 
@@ -129,7 +129,7 @@ fn sensor_settings_overlay_the_defaults() {
     let e = parse("[sensors.imu]\nnoise = 1.0\n").unwrap_err();
     assert_eq!(
         e.to_string(),
-        "test.toml: unknown key(s) sensors.imu.noise; check the spelling and the unit suffix"
+        "test.toml: unknown key `sensors.imu.noise` (valid in [sensors.imu]: accel_bias_walk_mps2_per_sqrt_s, accel_noise_mps2, gyro_bias_walk_radps_per_sqrt_s, gyro_noise_radps)"
     );
 }
 
@@ -162,11 +162,11 @@ fn event_errors_name_the_event_and_key() {
         ),
         (
             "[[events]]\nat_s = 1.0\naction = \"arm\"\nmotr = 1\n",
-            "test.toml: unknown key(s) events.0.motr",
+            "test.toml: unknown key `events.0.motr` (valid in [events.0]: action, at_s, at_us, battery, fraction, gust, motor, sensor, value, when)",
         ),
         (
             "[simulation.extra]\n",
-            "test.toml: unknown key(s) simulation.extra",
+            "test.toml: unknown key `simulation.extra` (valid in [simulation]: duration_s, engine, integrator, seed, tick_us)",
         ),
     ];
     for (extra, expect) in cases {

@@ -32,7 +32,7 @@ impl Default for SensorSettings {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EngineKind {
     /// Boundaries at every physics tick too; the plant steps between them.
