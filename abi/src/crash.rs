@@ -113,6 +113,51 @@ pub fn signal_name(sig: i32) -> String {
         .map_or_else(|| format!("signal {sig}"), |(_, n, m)| format!("{n} ({m})"))
 }
 
+/// Writes in progress that must not be torn by the process's death (the
+/// flight log's chunks), and whether the process is dying.
+static WRITES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+static DYING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Brackets a write that a fatal signal inside the autopilot must not cut
+/// in the middle: the crash handler waits (up to about a second) for it to
+/// end before the process dies. Returns None once the process is dying:
+/// then nothing more may be written.
+pub fn whole_write() -> Option<WholeWrite> {
+    use std::sync::atomic::Ordering::SeqCst;
+    WRITES.fetch_add(1, SeqCst);
+    if DYING.load(SeqCst) {
+        WRITES.fetch_sub(1, SeqCst);
+        return None;
+    }
+    Some(WholeWrite(()))
+}
+
+/// Ends the bracket of [`whole_write`] when dropped.
+#[derive(Debug)]
+pub struct WholeWrite(());
+
+impl Drop for WholeWrite {
+    fn drop(&mut self) {
+        WRITES.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// In the handler: no new bracketed write starts; waits for those under
+/// way (each is one write of at most a chunk) for up to about a second.
+fn fence_writes() {
+    use std::sync::atomic::Ordering::SeqCst;
+    DYING.store(true, SeqCst);
+    for _ in 0..1_000_000 {
+        if WRITES.load(SeqCst) == 0 {
+            return;
+        }
+        // SAFETY: sched_yield has no arguments and no effect on memory.
+        unsafe {
+            libc::sched_yield();
+        }
+    }
+}
+
 /// The handlers that were installed before ours, by index in [`FATAL`].
 static PREVIOUS: OnceLock<Vec<libc::sigaction>> = OnceLock::new();
 
@@ -180,6 +225,10 @@ extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut li
         unsafe {
             libc::write(2, line.buf.as_ptr().cast(), line.len);
         }
+        // The log on disk ends on a whole row: a chunk being written when
+        // the fault hit is finished first (a dying process's write to a
+        // file can otherwise stop at any page).
+        fence_writes();
     }
     // Hand the signal on. A fault inside the autopilot has its line: the
     // process dies by the signal itself (Rust's stack-overflow handler

@@ -38,7 +38,7 @@ mod library;
 mod symbols;
 
 pub use autopilot::{Autopilot, MAX_MISSION_ITEMS, OutputPolicy};
-pub use crash::{Function, signal_name};
+pub use crash::{Function, WholeWrite, signal_name, whole_write};
 pub use error::{AbiError, FieldMismatch, at};
 pub use frames::{config_zeroed, mode_name, status_name, validate_outputs};
 pub use isolate::{Isolation, IsolationOptions};

@@ -177,7 +177,12 @@ impl CsvRows {
         if all || self.w.get_ref().len() >= CHUNK_BYTES {
             let w = std::mem::replace(&mut self.w, csv::Writer::from_writer(Vec::new()));
             let mut buf = w.into_inner().map_err(|e| e.into_error())?;
-            let written = self.file.write_all(&buf);
+            // Not torn by an in-process autopilot's crash: the crash line's
+            // handler lets this write finish, and none starts after it.
+            let written = match lockstep_abi::whole_write() {
+                Some(_whole) => self.file.write_all(&buf),
+                None => Err(std::io::Error::other("the process is dying")),
+            };
             match written {
                 Ok(()) => self.committed += buf.len() as u64,
                 // A partial write would leave a torn line: cut it off.
