@@ -26,17 +26,9 @@ macro_rules! warn {
     }};
 }
 
+mod bundled;
 mod check_lib;
 mod run;
-
-/// The reference autopilot built by build.rs from c_examples/autopilot.
-pub const BUNDLED_AUTOPILOT: &str = env!("LOCKSTEP_BUNDLED_AUTOPILOT");
-
-/// The default flight: the example scenario shipped in the repository.
-pub const DEFAULT_SCENARIO: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/examples/scenarios/square.toml"
-);
 
 #[derive(Debug, Parser)]
 #[command(
@@ -67,6 +59,10 @@ enum Command {
     Fly(FlyArgs),
     /// The same as `fly`.
     Run(FlyArgs),
+    /// Print a shell completion script: `lockstep completions bash >
+    /// ~/.local/share/bash-completion/completions/lockstep` (bash, zsh,
+    /// fish, elvish, powershell).
+    Completions { shell: clap_complete::Shell },
     /// Print the scenario format's reference: its JSON Schema, or with
     /// --markdown the Markdown reference (docs/scenario-reference.md).
     Schema {
@@ -192,11 +188,26 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::CheckLib { path, call_timeout } => {
-            let path = path.unwrap_or_else(|| PathBuf::from(BUNDLED_AUTOPILOT));
+            let path = match path.map_or_else(bundled::autopilot, Ok) {
+                Ok(p) => p,
+                Err(e) => {
+                    warn!("lockstep check-lib: {e}");
+                    return ExitCode::from(2);
+                }
+            };
             check_lib::run(&path, Duration::from_secs_f64(call_timeout))
         }
         Command::Fly(a) => fly("fly", a),
         Command::Run(a) => fly("run", a),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            let mut cmd = Cli::command();
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "lockstep", &mut out);
+            use std::io::Write as _;
+            let _ = std::io::stdout().lock().write_all(&out);
+            ExitCode::SUCCESS
+        }
         Command::Schema { markdown } => {
             if markdown {
                 say!(
@@ -327,14 +338,18 @@ fn fly(verb: &'static str, a: FlyArgs) -> ExitCode {
             Err(e) => return refuse(e),
         }
     }
+    let scenario = match a.scenario.map_or_else(bundled::default_scenario, Ok) {
+        Ok(p) => p,
+        Err(e) => return refuse(e.to_string()),
+    };
+    let autopilot = match a.autopilot.map_or_else(bundled::autopilot, Ok) {
+        Ok(p) => p,
+        Err(e) => return refuse(e.to_string()),
+    };
     run::fly(run::FlyOptions {
         verb,
-        scenario: a
-            .scenario
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_SCENARIO)),
-        autopilot: a
-            .autopilot
-            .unwrap_or_else(|| PathBuf::from(BUNDLED_AUTOPILOT)),
+        scenario,
+        autopilot,
         overrides,
         log: a.log,
         record: a.record,

@@ -1,0 +1,130 @@
+//! What the binary carries, so that `lockstep fly` works wherever it is
+//! installed (`cargo install --path .`), whether or not the source tree it
+//! was built from still exists: the reference autopilot library, the
+//! default scenario and its mission. While the build tree's files exist
+//! with the very bytes embedded, they are used (a `cargo run` shows the
+//! paths in the tree); otherwise, or with `LOCKSTEP_IGNORE_BUILD_TREE=1`,
+//! the embedded copies are written once into a cache directory named by
+//! their contents' digest, and used from there:
+//!
+//! `$XDG_CACHE_HOME/lockstep/<version>-<digest>/` (else
+//! `$HOME/.cache/lockstep/...`, else the system's temporary directory),
+//! holding `liblockstep_autopilot.so`, `scenarios/square.toml` and
+//! `missions/square.waypoints`.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+const AUTOPILOT: &[u8] = include_bytes!(env!("LOCKSTEP_BUNDLED_AUTOPILOT"));
+const SCENARIO: &str = include_str!("../examples/scenarios/square.toml");
+const MISSION: &str = include_str!("../examples/missions/square.waypoints");
+
+/// The files, relative to the bundle's directory.
+const FILES: [(&str, &[u8]); 3] = [
+    (AUTOPILOT_FILE, AUTOPILOT),
+    ("scenarios/square.toml", SCENARIO.as_bytes()),
+    ("missions/square.waypoints", MISSION.as_bytes()),
+];
+
+const AUTOPILOT_FILE: &str = if cfg!(target_os = "macos") {
+    "liblockstep_autopilot.dylib"
+} else {
+    "liblockstep_autopilot.so"
+};
+
+/// The directory the bundle lives in (created and checked on first use).
+fn directory() -> PathBuf {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|h| PathBuf::from(h).join(".cache"))
+        })
+        .unwrap_or_else(std::env::temp_dir);
+    let mut h = Sha256::new();
+    for (name, bytes) in FILES {
+        h.update(name.as_bytes());
+        h.update((bytes.len() as u64).to_le_bytes());
+        h.update(bytes);
+    }
+    let digest: String = h.finalize()[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    base.join("lockstep")
+        .join(format!("{}-{digest}", env!("CARGO_PKG_VERSION")))
+}
+
+/// Makes sure every file of the bundle is in place with its exact bytes
+/// (written to a temporary name, then renamed, so a concurrent run never
+/// sees half a file) and returns the bundle's directory.
+fn materialize() -> io::Result<PathBuf> {
+    let dir = directory();
+    for (name, bytes) in FILES {
+        let path = dir.join(name);
+        if std::fs::read(&path).is_ok_and(|b| b == bytes) {
+            continue;
+        }
+        let parent = path.parent().expect("bundle files live in a directory");
+        std::fs::create_dir_all(parent).map_err(|e| named(parent, e))?;
+        let tmp = parent.join(format!(
+            ".{}.{}.tmp",
+            path.file_name().and_then(|f| f.to_str()).unwrap_or("file"),
+            std::process::id()
+        ));
+        std::fs::write(&tmp, bytes).map_err(|e| named(&tmp, e))?;
+        std::fs::rename(&tmp, &path).map_err(|e| named(&path, e))?;
+    }
+    Ok(dir)
+}
+
+fn named(path: &Path, e: io::Error) -> io::Error {
+    io::Error::new(
+        e.kind(),
+        format!("cannot write the bundled files to {}: {e}", path.display()),
+    )
+}
+
+/// The build tree's copies of the files, when they still hold the bytes
+/// this binary embeds (and the environment does not say to ignore them).
+fn build_tree(files: &[(&str, &[u8])]) -> bool {
+    let ignore = std::env::var_os("LOCKSTEP_IGNORE_BUILD_TREE").is_some_and(|v| v == "1");
+    !ignore
+        && files
+            .iter()
+            .all(|(p, bytes)| std::fs::read(p).is_ok_and(|b| b == *bytes))
+}
+
+const TREE_AUTOPILOT: &str = env!("LOCKSTEP_BUNDLED_AUTOPILOT");
+const TREE_SCENARIO: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/examples/scenarios/square.toml"
+);
+const TREE_MISSION: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/examples/missions/square.waypoints"
+);
+
+/// The bundled reference autopilot library.
+pub fn autopilot() -> io::Result<PathBuf> {
+    if build_tree(&[(TREE_AUTOPILOT, AUTOPILOT)]) {
+        return Ok(PathBuf::from(TREE_AUTOPILOT));
+    }
+    Ok(materialize()?.join(AUTOPILOT_FILE))
+}
+
+/// The default scenario (the Iris flying the square mission), with its
+/// mission next to it as its relative path says.
+pub fn default_scenario() -> io::Result<PathBuf> {
+    if build_tree(&[
+        (TREE_SCENARIO, SCENARIO.as_bytes()),
+        (TREE_MISSION, MISSION.as_bytes()),
+    ]) {
+        return Ok(PathBuf::from(TREE_SCENARIO));
+    }
+    Ok(materialize()?.join("scenarios/square.toml"))
+}
