@@ -5,6 +5,8 @@
 //! - `LOCKSTEP_BUNDLED_AUTOPILOT`: the reference autopilot (re-entrant).
 //! - `LOCKSTEP_SINGLE_INSTANCE_AUTOPILOT`: the same, built to report no
 //!   `LOCKSTEP_AP_CAP_REENTRANT` and to refuse a second instance itself.
+//! - `LOCKSTEP_SKELETON_AUTOPILOT`: `c_examples/skeleton`, the minimal
+//!   autopilot to start from.
 //! - `LOCKSTEP_BROKEN_DIR`: the libraries the loader must refuse, named
 //!   `<prefix>lockstep_broken_<case><suffix>`.
 
@@ -29,6 +31,7 @@ fn main() {
     println!("cargo:rerun-if-changed=include");
     println!("cargo:rerun-if-changed=c_examples/autopilot");
     println!("cargo:rerun-if-changed=c_examples/broken");
+    println!("cargo:rerun-if-changed=c_examples/skeleton");
     println!("cargo:rerun-if-env-changed=CC");
     println!("cargo:rerun-if-env-changed=CFLAGS");
 
@@ -50,6 +53,19 @@ fn main() {
     println!(
         "cargo:rustc-env=LOCKSTEP_SINGLE_INSTANCE_AUTOPILOT={}",
         single.display()
+    );
+
+    let skeleton = shared_lib(
+        "skeleton",
+        &[root.join("c_examples/skeleton/skeleton.c")],
+        &include,
+        &[],
+        &[],
+        &out,
+    );
+    println!(
+        "cargo:rustc-env=LOCKSTEP_SKELETON_AUTOPILOT={}",
+        skeleton.display()
     );
 
     let broken_dir = out.join("broken");
