@@ -133,6 +133,10 @@ struct FlyArgs {
     /// Record the plant's inputs at every boundary here, for `replay`.
     #[arg(long)]
     record: Option<PathBuf>,
+    /// Also write the log as ULog here (PX4 topic names; pyulog, Flight
+    /// Review and PlotJuggler read it). Needs a log (--log or --out).
+    #[arg(long)]
+    ulog: Option<PathBuf>,
     /// Write everything the run writes into this directory (created if
     /// needed): log.csv (when the scenario has a `log` cadence and no
     /// --log is given) and summary.json.
@@ -353,6 +357,7 @@ fn fly(verb: &'static str, a: FlyArgs) -> ExitCode {
         overrides,
         log: a.log,
         record: a.record,
+        ulog: a.ulog,
         out: a.out,
         isolation,
         output: if a.json {

@@ -114,6 +114,8 @@ pub struct FlyOptions {
     pub overrides: Vec<Override>,
     pub log: Option<PathBuf>,
     pub record: Option<PathBuf>,
+    /// The log again as ULog.
+    pub ulog: Option<PathBuf>,
     /// A directory for everything the run writes (log.csv, summary.json).
     pub out: Option<PathBuf>,
     pub isolation: Isolation,
@@ -174,6 +176,7 @@ pub fn fly(o: FlyOptions) -> ExitCode {
         ("--log", log.as_deref()),
         ("the log's sidecar", sidecar.as_deref()),
         ("--record", o.record.as_deref()),
+        ("--ulog", o.ulog.as_deref()),
         ("the summary", summary_file.as_deref()),
     ]
     .into_iter()
@@ -181,6 +184,13 @@ pub fn fly(o: FlyOptions) -> ExitCode {
     .collect();
     if let Err(e) = lockstep_harness::paths::check_outputs(&inputs, &outputs) {
         warn!("lockstep {verb}: {e}");
+        return Exit::ConfigError.into();
+    }
+    if o.ulog.is_some() && (log.is_none() || s.cadence("log").is_none()) {
+        warn!(
+            "lockstep {verb}: --ulog needs a log: give --log or --out, and a `log` cadence \
+             under [cadences] (or --set cadences.log.rate_hz=100)"
+        );
         return Exit::ConfigError.into();
     }
     if o.log.is_some() && s.cadence("log").is_none() {
@@ -247,6 +257,13 @@ pub fn fly(o: FlyOptions) -> ExitCode {
         }),
         _ => None,
     };
+    let mut ulog_status = Exit::Success;
+    if let (Some(u), Some(l)) = (&o.ulog, &log_report)
+        && let Err(e) = lockstep_harness::ulog::export(Path::new(&l.path), u)
+    {
+        warn!("lockstep {verb}: --ulog: {e}");
+        ulog_status = Exit::RunError;
+    }
     let digest = match &log_report {
         Some(l) => match lockstep_harness::report::file_digest(Path::new(&l.path)) {
             Ok(d) => Some(d),
@@ -300,6 +317,11 @@ pub fn fly(o: FlyOptions) -> ExitCode {
         final_state: result.as_ref().ok().map(FinalState::of),
         log: log_report,
         recording: o.record.as_ref().map(|r| r.display().to_string()),
+        ulog: o
+            .ulog
+            .as_ref()
+            .filter(|_| ulog_status == Exit::Success)
+            .map(|u| u.display().to_string()),
         digest,
         verdict: result.as_ref().ok().map(VerdictReport::of),
         timeline,
@@ -330,6 +352,9 @@ pub fn fly(o: FlyOptions) -> ExitCode {
             f.display()
         );
         return Exit::RunError.into();
+    }
+    if ulog_status != Exit::Success && status == Exit::Success as u8 {
+        return ulog_status.into();
     }
     if matches!(result, Ok(ref sum) if !sum.verdict.passed()) {
         warn!("lockstep {verb}: the flight did not meet its expectations (see the verdict)");
@@ -441,6 +466,9 @@ fn print_text(r: &FlightReport) {
     }
     if let Some(rec) = &r.recording {
         say!("recording     {rec}");
+    }
+    if let Some(u) = &r.ulog {
+        say!("ulog          {u}");
     }
     let mut first = true;
     for e in r.timeline.iter().take(TIMELINE_LINES) {

@@ -27,6 +27,7 @@ pub mod sensors;
 pub mod stage;
 pub mod time;
 pub mod timeline;
+pub mod ulog;
 pub mod vehicle;
 pub mod verdict;
 pub mod wind;
