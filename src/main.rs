@@ -28,6 +28,7 @@ macro_rules! warn {
 
 mod bundled;
 mod check_lib;
+mod plots;
 mod run;
 
 #[derive(Debug, Parser)]
@@ -59,6 +60,16 @@ enum Command {
     Fly(FlyArgs),
     /// The same as `fly`.
     Run(FlyArgs),
+    /// Draw a flight log (the `fly` CSV) as PNG and SVG: path, altitude,
+    /// velocity, attitude, motors, rotor speeds, battery, wind.
+    Plot {
+        /// The log.
+        log: PathBuf,
+        /// Write <OUT>.png and <OUT>.svg [default: the log's path without
+        /// its extension].
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Print a shell completion script: `lockstep completions bash >
     /// ~/.local/share/bash-completion/completions/lockstep` (bash, zsh,
     /// fish, elvish, powershell).
@@ -133,6 +144,10 @@ struct FlyArgs {
     /// Record the plant's inputs at every boundary here, for `replay`.
     #[arg(long)]
     record: Option<PathBuf>,
+    /// Also draw the log as <PLOT>.png and <PLOT>.svg (with --out: always,
+    /// as DIR/flight.png and DIR/flight.svg). Needs a log.
+    #[arg(long)]
+    plot: Option<PathBuf>,
     /// Also write the log as ULog here (PX4 topic names; pyulog, Flight
     /// Review and PlotJuggler read it). Needs a log (--log or --out).
     #[arg(long)]
@@ -203,6 +218,7 @@ fn main() -> ExitCode {
         }
         Command::Fly(a) => fly("fly", a),
         Command::Run(a) => fly("run", a),
+        Command::Plot { log, out } => plots::command(&log, out.as_deref()),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             let mut cmd = Cli::command();
@@ -358,6 +374,7 @@ fn fly(verb: &'static str, a: FlyArgs) -> ExitCode {
         log: a.log,
         record: a.record,
         ulog: a.ulog,
+        plot: a.plot,
         out: a.out,
         isolation,
         output: if a.json {

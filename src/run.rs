@@ -116,6 +116,8 @@ pub struct FlyOptions {
     pub record: Option<PathBuf>,
     /// The log again as ULog.
     pub ulog: Option<PathBuf>,
+    /// Plots of the log: <stem>.png and <stem>.svg.
+    pub plot: Option<PathBuf>,
     /// A directory for everything the run writes (log.csv, summary.json).
     pub out: Option<PathBuf>,
     pub isolation: Isolation,
@@ -145,6 +147,7 @@ pub fn fly(o: FlyOptions) -> ExitCode {
     };
     let mut log = o.log.clone();
     let mut summary_file = None;
+    let mut plot = o.plot.clone();
     if let Some(dir) = &o.out {
         if let Err(e) = std::fs::create_dir_all(dir) {
             warn!(
@@ -157,6 +160,9 @@ pub fn fly(o: FlyOptions) -> ExitCode {
             log = Some(dir.join("log.csv"));
         }
         summary_file = Some(dir.join("summary.json"));
+        if plot.is_none() && s.cadence("log").is_some() {
+            plot = Some(dir.join("flight"));
+        }
     }
     let autopilot = o.autopilot.as_path();
     let scenario = o.scenario.as_path();
@@ -172,8 +178,21 @@ pub fn fly(o: FlyOptions) -> ExitCode {
         inputs.push(("the mission", m));
     }
     let sidecar = log.as_deref().map(lockstep_harness::log_meta::sidecar_path);
+    let plot_files: Vec<PathBuf> = plot
+        .iter()
+        .flat_map(|stem| {
+            ["png", "svg"].map(|ext| {
+                let mut p = stem.as_os_str().to_owned();
+                p.push(".");
+                p.push(ext);
+                PathBuf::from(p)
+            })
+        })
+        .collect();
     let outputs: Vec<(&str, &Path)> = [
         ("--log", log.as_deref()),
+        ("a plot", plot_files.first().map(PathBuf::as_path)),
+        ("a plot", plot_files.get(1).map(PathBuf::as_path)),
         ("the log's sidecar", sidecar.as_deref()),
         ("--record", o.record.as_deref()),
         ("--ulog", o.ulog.as_deref()),
@@ -184,6 +203,13 @@ pub fn fly(o: FlyOptions) -> ExitCode {
     .collect();
     if let Err(e) = lockstep_harness::paths::check_outputs(&inputs, &outputs) {
         warn!("lockstep {verb}: {e}");
+        return Exit::ConfigError.into();
+    }
+    if o.plot.is_some() && (log.is_none() || s.cadence("log").is_none()) {
+        warn!(
+            "lockstep {verb}: --plot needs a log: give --log or --out, and a `log` cadence \
+             under [cadences] (or --set cadences.log.rate_hz=10)"
+        );
         return Exit::ConfigError.into();
     }
     if o.ulog.is_some() && (log.is_none() || s.cadence("log").is_none()) {
@@ -257,12 +283,22 @@ pub fn fly(o: FlyOptions) -> ExitCode {
         }),
         _ => None,
     };
-    let mut ulog_status = Exit::Success;
+    let mut extras_status = Exit::Success;
     if let (Some(u), Some(l)) = (&o.ulog, &log_report)
         && let Err(e) = lockstep_harness::ulog::export(Path::new(&l.path), u)
     {
         warn!("lockstep {verb}: --ulog: {e}");
-        ulog_status = Exit::RunError;
+        extras_status = Exit::RunError;
+    }
+    let mut plots = Vec::new();
+    if let (Some(stem), Some(l)) = (&plot, &log_report) {
+        match crate::plots::draw(Path::new(&l.path), stem) {
+            Ok(files) => plots = files.iter().map(|f| f.display().to_string()).collect(),
+            Err(e) => {
+                warn!("lockstep {verb}: plots: {e}");
+                extras_status = Exit::RunError;
+            }
+        }
     }
     let digest = match &log_report {
         Some(l) => match lockstep_harness::report::file_digest(Path::new(&l.path)) {
@@ -317,10 +353,11 @@ pub fn fly(o: FlyOptions) -> ExitCode {
         final_state: result.as_ref().ok().map(FinalState::of),
         log: log_report,
         recording: o.record.as_ref().map(|r| r.display().to_string()),
+        plots,
         ulog: o
             .ulog
             .as_ref()
-            .filter(|_| ulog_status == Exit::Success)
+            .filter(|_| extras_status == Exit::Success)
             .map(|u| u.display().to_string()),
         digest,
         verdict: result.as_ref().ok().map(VerdictReport::of),
@@ -353,8 +390,8 @@ pub fn fly(o: FlyOptions) -> ExitCode {
         );
         return Exit::RunError.into();
     }
-    if ulog_status != Exit::Success && status == Exit::Success as u8 {
-        return ulog_status.into();
+    if extras_status != Exit::Success && status == Exit::Success as u8 {
+        return extras_status.into();
     }
     if matches!(result, Ok(ref sum) if !sum.verdict.passed()) {
         warn!("lockstep {verb}: the flight did not meet its expectations (see the verdict)");
@@ -469,6 +506,9 @@ fn print_text(r: &FlightReport) {
     }
     if let Some(u) = &r.ulog {
         say!("ulog          {u}");
+    }
+    for p in &r.plots {
+        say!("plot          {p}");
     }
     let mut first = true;
     for e in r.timeline.iter().take(TIMELINE_LINES) {

@@ -386,6 +386,10 @@ impl Engine {
                     nr,
                     nb,
                 );
+                let meta = LogMeta {
+                    mission: scenario.mission.as_ref().map(|m| m.display().to_string()),
+                    ..meta
+                };
                 Some((path.to_path_buf(), meta))
             }
             _ => None,

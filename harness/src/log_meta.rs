@@ -43,6 +43,8 @@ pub struct LogMeta {
     pub spec: String,
     pub seed: u64,
     pub autopilot: String,
+    /// The mission file flown, if any (for the plots' waypoints).
+    pub mission: Option<String>,
     pub origin: Origin,
     pub rotors: usize,
     pub batteries: usize,
@@ -123,6 +125,7 @@ impl LogMeta {
             spec: spec.to_string(),
             seed,
             autopilot: autopilot.display().to_string(),
+            mission: None,
             origin,
             rotors,
             batteries,

@@ -92,6 +92,8 @@ pub struct FlightReport {
     pub final_state: Option<FinalState>,
     pub log: Option<LogReport>,
     pub recording: Option<String>,
+    /// The plots drawn (PNG and SVG).
+    pub plots: Vec<String>,
     /// The ULog export, when one was written.
     pub ulog: Option<String>,
     /// `sha256:<hex>` of the log file, when there is one.

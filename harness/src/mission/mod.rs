@@ -172,6 +172,28 @@ impl Mission {
     }
 }
 
+impl Mission {
+    /// North and east (metres) of the mission's positional items from a
+    /// world origin, in order (for plots).
+    pub fn waypoints_ne(
+        &self,
+        origin: &lockstep_plant::env::geodesy::WorldOrigin,
+    ) -> Vec<(f64, f64)> {
+        self.items
+            .iter()
+            .filter(|it| positional(it))
+            .map(|it| {
+                let ned = origin.to_ned(lockstep_plant::env::geodesy::Geodetic {
+                    lat_deg: it.lat_deg,
+                    lon_deg: it.lon_deg,
+                    alt_m: origin.geodetic.alt_m,
+                });
+                (ned[0], ned[1])
+            })
+            .collect()
+    }
+}
+
 /// Where in a mission.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Place {
