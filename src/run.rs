@@ -300,19 +300,8 @@ pub fn fly(o: FlyOptions) -> ExitCode {
             }
         }
     }
-    let digest = match &log_report {
-        Some(l) => match lockstep_harness::report::file_digest(Path::new(&l.path)) {
-            Ok(d) => Some(d),
-            Err(e) => {
-                warn!(
-                    "lockstep {verb}: cannot read the log {} for its digest: {e}",
-                    l.path
-                );
-                None
-            }
-        },
-        None => None,
-    };
+    // Kept by the log's writer as it wrote (none when writing failed).
+    let digest = engine.log().and_then(|l| l.digest());
     let (status, outcome, error) = match &result {
         Ok(sum) if sum.verdict.passed() => (Exit::Success as u8, Outcome::Completed, None),
         Ok(_) => (Exit::ExpectationFailed as u8, Outcome::Completed, None),

@@ -671,7 +671,7 @@ impl Engine {
         };
         meta.rows = Some(log.rows());
         meta.last_time_us = log.last_time_us();
-        meta.digest = Some(crate::report::file_digest(path)?);
+        meta.digest = log.digest();
         meta.complete = true;
         meta.write(path)
     }
