@@ -313,7 +313,25 @@ fn fly(verb: &'static str, a: FlyArgs) -> ExitCode {
             v.clone()
         } else {
             match std::path::absolute(v) {
-                Ok(p) => p.display().to_string(),
+                Ok(p) if p.is_file() => p.display().to_string(),
+                Ok(p) => {
+                    let names: Vec<&str> = lockstep_plant::spec::BUILTIN_SPECS
+                        .iter()
+                        .map(|(n, _)| *n)
+                        .filter(|n| *n != "multirotor-base")
+                        .collect();
+                    let near = names
+                        .iter()
+                        .find(|n| strsim::levenshtein(n, v) <= 2)
+                        .map(|n| format!("; did you mean `{n}`?"))
+                        .unwrap_or_default();
+                    return refuse(format!(
+                        "--spec {v}: not a built-in aircraft ({}; `lockstep specs` lists them) \
+                         and no file {}{near}",
+                        names.join(", "),
+                        p.display()
+                    ));
+                }
                 Err(e) => return refuse(format!("--spec {v}: {e}")),
             }
         };

@@ -326,3 +326,42 @@ fn out_creates_its_directory_or_refuses() {
     assert_eq!(r.code(), 0, "{r}");
     assert!(deep.join("log.csv").is_file() && deep.join("summary.json").is_file());
 }
+
+/// A mistyped aircraft is named with the built-ins and the nearest one; an
+/// inexact cadence suggests periods valid against the tick.
+#[test]
+fn typos_get_suggestions_that_work() {
+    let dir = TempDir::new("fly-typos");
+    let r = ran(Command::new(LOCKSTEP)
+        .current_dir(dir.path())
+        .args(["fly", "--spec", "irs"]));
+    assert_eq!(r.code(), 2, "{r}");
+    assert_eq!(
+        r.stderr,
+        format!(
+            "lockstep fly: --spec irs: not a built-in aircraft (iris, hexa, octa; `lockstep specs` \
+             lists them) and no file {}; did you mean `iris`?\n",
+            dir.join("irs").display()
+        )
+    );
+    let r = lockstep(&["fly", SQUARE, "--set", "cadences.imu.rate_hz=333"]);
+    assert_eq!(r.code(), 2, "{r}");
+    assert!(
+        r.stderr.ends_with(
+            "cadence `imu`: 0.003003003003003003 s is not a whole number of microseconds; \
+             nearest valid: 3000 us or 4000 us\n"
+        ),
+        "{r}"
+    );
+    // The suggestion flies.
+    let r = lockstep(&[
+        "fly",
+        SQUARE,
+        "--duration",
+        "3",
+        "-q",
+        "--set",
+        "cadences.imu.period_us=3000",
+    ]);
+    assert_eq!(r.code(), 0, "{r}");
+}

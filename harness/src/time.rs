@@ -115,8 +115,23 @@ impl Cadence {
     }
 
     /// A cadence of `period_s` seconds (see [`micros_from_secs`]).
+    ///
+    /// A period that is not whole microseconds is refused with the nearest
+    /// periods that are valid here: multiples of the base tick.
     pub fn from_secs(name: &str, period_s: f64, tick: Micros) -> Result<Cadence, ConfigError> {
-        let us = micros_from_secs(name, period_s)?;
+        let us = match micros_from_secs(name, period_s) {
+            Ok(us) => us,
+            Err(ConfigError::NonIntegerPeriod { name, value_s, .. }) => {
+                let ticks = value_s * 1e6 / tick.0 as f64;
+                return Err(ConfigError::NonIntegerPeriod {
+                    name,
+                    value_s,
+                    below_us: (ticks.floor() as u64).max(1) * tick.0,
+                    above_us: (ticks.ceil() as u64).max(1) * tick.0,
+                });
+            }
+            Err(e) => return Err(e),
+        };
         Cadence::from_micros(name, us.0, tick)
     }
 
@@ -172,6 +187,27 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    /// The suggestions are valid against the tick: 333 Hz at a 1 ms tick
+    /// suggests 3000 us and 4000 us, not 3003 us and 3004 us.
+    #[test]
+    fn suggestions_for_an_inexact_rate_are_multiples_of_the_tick() {
+        let err = Cadence::from_hz("imu", 333.0, TICK).unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                ConfigError::NonIntegerPeriod {
+                    below_us: 3000,
+                    above_us: 4000,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        for us in [3000, 4000] {
+            assert!(Cadence::from_micros("imu", us, TICK).is_ok());
+        }
     }
 
     #[test]
