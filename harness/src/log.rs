@@ -402,6 +402,14 @@ impl FlightLog {
         let digest_out = Arc::clone(&digest);
         let (to_writer, batches_in) = sync_channel::<Batch>(POOL_BATCHES);
         let (to_pool, pool) = sync_channel::<Batch>(POOL_BATCHES + 1);
+        // Waiting on a std channel allocates, the first time: the thread's
+        // waiting context and the channel's list of waiters. The engine
+        // waits on the pool when the writer falls behind (the writer
+        // channel cannot fill: it holds as many batches as exist). Wait
+        // once now, on the pool while it is empty, long enough (2 ms) to get
+        // past std's spinning into a real wait, so that no tick ever
+        // allocates.
+        let _ = pool.recv_timeout(std::time::Duration::from_millis(2));
         for _ in 0..POOL_BATCHES {
             to_pool
                 .send(Batch {
@@ -460,12 +468,7 @@ impl FlightLog {
                 }
             })?;
         let current = pool.recv().map_err(|_| closed())?;
-        // The first time a thread waits on a std channel, std allocates its
-        // waiting context (then keeps it per thread). Wait once here, on an
-        // empty channel for a microsecond, so that waiting for the writer
-        // later in the run allocates nothing.
-        let (_keep, never) = sync_channel::<()>(0);
-        let _ = never.recv_timeout(std::time::Duration::from_micros(1));
+
         Ok(FlightLog {
             path: path.to_path_buf(),
             to_writer: Some(to_writer),
