@@ -104,6 +104,14 @@ enum Command {
         /// log of the recorded run): the largest difference per state group.
         #[arg(long)]
         compare: Option<PathBuf>,
+        /// Write the replay as a flight log (the `fly` columns; the
+        /// autopilot's are NaN), with its sidecar.
+        #[arg(long)]
+        log: Option<PathBuf>,
+        /// Rows per second of --log (the period must be whole microseconds
+        /// of recorded boundaries) [default: 10].
+        #[arg(long, requires = "log", default_value_t = 10.0)]
+        log_rate: f64,
     },
 }
 
@@ -249,11 +257,14 @@ fn main() -> ExitCode {
             spec,
             integrator,
             compare,
+            log,
+            log_rate,
         } => run::replay(
             &recording,
             spec.as_deref(),
             integrator.as_deref(),
             compare.as_deref(),
+            log.as_deref().map(|l| (l, log_rate)),
         ),
     }
 }

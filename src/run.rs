@@ -543,7 +543,18 @@ pub fn replay(
     spec: Option<&str>,
     integrator: Option<&str>,
     compare: Option<&Path>,
+    log: Option<(&Path, f64)>,
 ) -> ExitCode {
+    let log_period_us = match log
+        .map(|(_, hz)| lockstep_harness::Cadence::from_hz("log", hz, lockstep_harness::Micros(1)))
+        .transpose()
+    {
+        Ok(c) => c.map(|c| c.period.0),
+        Err(e) => {
+            warn!("lockstep replay: --log-rate: {e}");
+            return Exit::ConfigError.into();
+        }
+    };
     let method = match integrator {
         None => None,
         Some(name) => match lockstep_plant::integrate::Method::from_name(name) {
@@ -591,13 +602,54 @@ pub fn replay(
     let mut last = 0;
     let mut boundaries = 0u64;
     let mut comparer = truth.as_ref().map(|t| t.comparer());
-    let result = replay.run(|t, x| {
+    let mut replay_log = match (log, log_period_us) {
+        (Some((path, _)), Some(period)) => {
+            let inputs: Vec<(&str, &Path)> = vec![("the recording", recording)];
+            let sidecar = lockstep_harness::log_meta::sidecar_path(path);
+            let outputs: Vec<(&str, &Path)> =
+                vec![("--log", path), ("the log's sidecar", &sidecar)];
+            if let Err(e) = lockstep_harness::paths::check_outputs(&inputs, &outputs) {
+                warn!("lockstep replay: {e}");
+                return Exit::ConfigError.into();
+            }
+            match lockstep_harness::replay_log::ReplayLog::create(
+                path,
+                recording,
+                replay.plant(),
+                period,
+            ) {
+                Ok(l) => Some(l),
+                Err(e) => {
+                    warn!("lockstep replay: {e}");
+                    return Exit::ConfigError.into();
+                }
+            }
+        }
+        _ => None,
+    };
+    let mut log_error = None;
+    let result = replay.run_with_inputs(|t, x, u, plant| {
         last = t.0;
         boundaries += 1;
         if let Some(c) = &mut comparer {
             c.visit(t.0, x);
         }
+        if let Some(l) = &mut replay_log
+            && log_error.is_none()
+            && let Err(e) = l.visit(t.0, x, u, plant)
+        {
+            log_error = Some(e);
+        }
     });
+    if let (Some(l), Some((path, _))) = (replay_log, log) {
+        match log_error.map_or_else(|| l.finish(), Err) {
+            Ok(rows) => say!("log           {} ({rows} rows)", path.display()),
+            Err(e) => {
+                warn!("lockstep replay: {e}");
+                return Exit::RunError.into();
+            }
+        }
+    }
     if let (Some(c), Some(log)) = (comparer, compare) {
         let d = c.finish();
         say!(

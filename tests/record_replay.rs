@@ -247,3 +247,75 @@ fn replay_compare_reports_zero_difference_for_a_fresh_recording() {
         "lockstep replay: --integrator rk5: not one of euler, rk4, bs32, dp54\n"
     );
 }
+
+/// `replay --log` writes the `fly` columns: the truth, position, motor
+/// commands and wind equal the flight's own log cell for cell; the
+/// autopilot's columns are NaN; the sidecar has no seed.
+#[test]
+fn replay_log_has_the_fly_columns_and_the_same_truth() {
+    let dir = common::TempDir::new("replay-log");
+    let (rec, fly_log, replay_log) = (
+        dir.join("r.lsrec"),
+        dir.join("fly.csv"),
+        dir.join("replay.csv"),
+    );
+    let r = common::lockstep(&[
+        "fly",
+        "--duration",
+        "15",
+        "--quiet",
+        "--record",
+        rec.to_str().unwrap(),
+        "--log",
+        fly_log.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code(), 0, "{r}");
+    let r = common::lockstep(&[
+        "replay",
+        rec.to_str().unwrap(),
+        "--log",
+        replay_log.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code(), 0, "{r}");
+    assert!(
+        r.stdout.contains(&format!(
+            "\nlog           {} (151 rows)\n",
+            replay_log.display()
+        )),
+        "{r}"
+    );
+    let (a, b) = (common::Log::read(&fly_log), common::Log::read(&replay_log));
+    assert_eq!(a.columns, b.columns);
+    assert_eq!(a.rows.len(), b.rows.len());
+    let col = |l: &common::Log, n: &str| -> Vec<String> {
+        let i = l.columns.iter().position(|c| c == n).unwrap();
+        l.rows.iter().map(|r| r[i].clone()).collect()
+    };
+    for n in [
+        "time_us",
+        "x_m",
+        "y_m",
+        "z_m",
+        "vx_mps",
+        "qw",
+        "qz",
+        "r_radps",
+        "lat_deg",
+        "lon_deg",
+        "alt_m",
+        "motor0",
+        "motor3",
+        "rotor2_radps",
+        "wind_e_mps",
+        "battery0_soc",
+    ] {
+        assert_eq!(col(&a, n), col(&b, n), "{n}");
+    }
+    assert!(col(&b, "est_x_m").iter().all(|v| v == "NaN"));
+    assert!(col(&b, "sp_thrust_n").iter().all(|v| v == "NaN"));
+    let meta = b.meta.expect("a sidecar");
+    assert_eq!(meta["seed"], serde_json::Value::Null);
+    assert_eq!(meta["rows"], 151);
+    assert_eq!(meta["complete"], true);
+    assert_eq!(meta["scenario"], rec.to_str().unwrap());
+}

@@ -20,6 +20,7 @@ pub mod log_meta;
 pub mod mission;
 pub mod paths;
 pub mod record;
+pub mod replay_log;
 pub mod report;
 pub mod rng;
 pub mod scenario;

@@ -41,7 +41,8 @@ pub struct LogMeta {
     pub lockstep_version: &'static str,
     pub scenario: String,
     pub spec: String,
-    pub seed: u64,
+    /// The run's seed (none for a replay, which has no randomness).
+    pub seed: Option<u64>,
     pub autopilot: String,
     /// The mission file flown, if any (for the plots' waypoints).
     pub mission: Option<String>,
@@ -123,7 +124,7 @@ impl LogMeta {
             lockstep_version: env!("CARGO_PKG_VERSION"),
             scenario: scenario.display().to_string(),
             spec: spec.to_string(),
-            seed,
+            seed: Some(seed),
             autopilot: autopilot.display().to_string(),
             mission: None,
             origin,

@@ -185,7 +185,16 @@ impl Replay {
     /// Drives the plant through every recorded boundary; `visit` sees the
     /// state at each boundary. Returns the final state. Checks the file
     /// again as it reads it.
-    pub fn run(mut self, mut visit: impl FnMut(Micros, &[f64])) -> Result<Vec<f64>, RecordError> {
+    pub fn run(self, mut visit: impl FnMut(Micros, &[f64])) -> Result<Vec<f64>, RecordError> {
+        self.run_with_inputs(|t, x, _, _| visit(t, x))
+    }
+
+    /// [`Replay::run`], visiting each boundary with the inputs recorded
+    /// there (held from that time on) and the plant.
+    pub fn run_with_inputs(
+        mut self,
+        mut visit: impl FnMut(Micros, &[f64], &PlantInputs, &Multirotor),
+    ) -> Result<Vec<f64>, RecordError> {
         let path = self.path.clone();
         let replay_error = |time_us: u64, reason: String| RecordError::Replay {
             path: path.clone(),
@@ -215,7 +224,7 @@ impl Replay {
                     .step_interval(&sys, *prev, t - *prev, &mut x)
                     .map_err(|e| replay_error(t, e.to_string()))?;
             }
-            visit(Micros(t), &x);
+            visit(Micros(t), &x, &u, &self.plant);
             held = Some((t, u));
         }
         Ok(x)
