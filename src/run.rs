@@ -180,14 +180,7 @@ pub fn fly(o: FlyOptions) -> ExitCode {
     let sidecar = log.as_deref().map(lockstep_harness::log_meta::sidecar_path);
     let plot_files: Vec<PathBuf> = plot
         .iter()
-        .flat_map(|stem| {
-            ["png", "svg"].map(|ext| {
-                let mut p = stem.as_os_str().to_owned();
-                p.push(".");
-                p.push(ext);
-                PathBuf::from(p)
-            })
-        })
+        .flat_map(|stem| lockstep_plot::output_files(stem))
         .collect();
     let outputs: Vec<(&str, &Path)> = [
         ("--log", log.as_deref()),

@@ -319,3 +319,53 @@ fn replay_log_has_the_fly_columns_and_the_same_truth() {
     assert_eq!(meta["complete"], true);
     assert_eq!(meta["scenario"], rec.to_str().unwrap());
 }
+
+/// `replay --log`'s errors: a rate whose period is not whole microseconds,
+/// and a log that would overwrite the recording.
+#[test]
+fn replay_log_refuses_a_bad_rate_and_overwriting_the_recording() {
+    let dir = common::TempDir::new("replay-log-errors");
+    let rec = dir.join("r.lsrec");
+    let r = common::lockstep(&[
+        "fly",
+        "--duration",
+        "2",
+        "--quiet",
+        "--record",
+        rec.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code(), 0, "{r}");
+    let log = dir.join("x.csv");
+    let r = common::lockstep(&[
+        "replay",
+        rec.to_str().unwrap(),
+        "--log",
+        log.to_str().unwrap(),
+        "--log-rate",
+        "3",
+    ]);
+    assert_eq!(r.code(), 2, "{r}");
+    assert_eq!(
+        r.stderr,
+        "lockstep replay: --log-rate: cadence `log`: 0.3333333333333333 s is not a whole number \
+         of microseconds; nearest valid: 333333 us or 333334 us\n"
+    );
+    assert!(!log.exists());
+    let r = common::lockstep(&[
+        "replay",
+        rec.to_str().unwrap(),
+        "--log",
+        rec.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code(), 2, "{r}");
+    assert_eq!(
+        r.stderr,
+        format!(
+            "lockstep replay: --log {} is the recording; refusing to overwrite an input\n",
+            rec.display()
+        )
+    );
+    // The recording is intact: it still replays.
+    let r = common::lockstep(&["replay", rec.to_str().unwrap()]);
+    assert_eq!(r.code(), 0, "{r}");
+}

@@ -121,8 +121,7 @@ pub fn plot_log(
 ) -> Result<Vec<PathBuf>, PlotError> {
     let s = Series::read(log)?;
     register_font();
-    let png = with_extension(stem, "png");
-    let svg = with_extension(stem, "svg");
+    let [png, svg] = output_files(stem);
     let title = log.file_name().map_or_else(
         || log.display().to_string(),
         |f| f.to_string_lossy().into_owned(),
@@ -147,11 +146,15 @@ pub fn plot_log(
     Ok(vec![png, svg])
 }
 
-fn with_extension(stem: &Path, ext: &str) -> PathBuf {
-    let mut s = stem.as_os_str().to_owned();
-    s.push(".");
-    s.push(ext);
-    PathBuf::from(s)
+/// The files [`plot_log`] writes for `stem`: `<stem>.png` and `<stem>.svg`
+/// (appended, so a stem with a dot keeps it).
+pub fn output_files(stem: &Path) -> [PathBuf; 2] {
+    ["png", "svg"].map(|ext| {
+        let mut s = stem.as_os_str().to_owned();
+        s.push(".");
+        s.push(ext);
+        PathBuf::from(s)
+    })
 }
 
 fn register_font() {
