@@ -5,7 +5,6 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use lockstep_abi::{Isolation, IsolationOptions};
-use lockstep_harness::scenario::Override;
 
 use clap::{Parser, Subcommand};
 
@@ -26,8 +25,10 @@ macro_rules! warn {
     }};
 }
 
+mod args;
 mod bundled;
 mod check_lib;
+mod compare;
 mod plots;
 mod run;
 
@@ -87,6 +88,13 @@ enum Command {
         #[arg(long, requires = "name")]
         resolved: bool,
     },
+    /// Choose an integrator: fly the scenario once (recorded), replay it
+    /// open-loop with euler, rk4, bs32 and dp54 at several steps and
+    /// tolerances against a tight dp54 reference (itself checked against
+    /// ode_solvers' Dopri5), and report each one's largest and RMS error
+    /// per state group, RHS evaluations and median wall time: a table, a
+    /// CSV and a work-precision plot.
+    CompareIntegrators(CompareArgs),
     /// Replay a recording: drive the plant from it (no autopilot, no
     /// randomness) and print the final state.
     Replay {
@@ -116,36 +124,61 @@ enum Command {
 }
 
 #[derive(Debug, clap::Args)]
+struct CompareArgs {
+    #[command(flatten)]
+    flight: args::ScenarioArgs,
+    /// The methods to compare, comma-separated (euler, rk4, bs32, dp54).
+    #[arg(long, value_delimiter = ',', value_parser = method, default_value = "euler,rk4,bs32,dp54")]
+    methods: Vec<lockstep_plant::integrate::Method>,
+    /// Substeps of the fixed-step methods (euler, rk4) in microseconds,
+    /// comma-separated [default: the flight's longest boundary interval,
+    /// and 1/2, 1/4 and 1/8 of it].
+    #[arg(long, value_delimiter = ',')]
+    steps_us: Vec<u64>,
+    /// Tolerances of the adaptive methods (bs32, dp54; atol = rtol for
+    /// position, velocity, attitude and rates), comma-separated [default:
+    /// bs32 1e-4,1e-6,1e-8; dp54 1e-6,1e-8,1e-10].
+    #[arg(long, value_delimiter = ',')]
+    tolerances: Vec<f64>,
+    /// Restart each replay from the reference's state every this many
+    /// seconds of simulated time (0: replay the whole flight open-loop).
+    /// A multirotor without its controller is unstable, so over a whole
+    /// flight the errors measure that instability as much as the
+    /// integrator.
+    #[arg(long, default_value_t = 1.0, value_parser = horizon)]
+    horizon_s: f64,
+    /// Replays per candidate; the wall time reported is their median.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    repeats: u32,
+    /// The directory written: flight.rec, integrators.csv,
+    /// work_precision.png and work_precision.svg.
+    #[arg(long, default_value = "integrator-study")]
+    out: PathBuf,
+}
+
+/// A horizon: 0, or whole microseconds of at most a day.
+fn horizon(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|e| format!("{e}"))?;
+    let us = v * 1e6;
+    if v.is_finite() && (0.0..=86_400.0).contains(&v) && (us - us.round()).abs() < 1e-6 {
+        Ok(v)
+    } else {
+        Err(format!(
+            "{s} is not a number of seconds in [0, 86400] in whole microseconds"
+        ))
+    }
+}
+
+/// An integrator by its scenario key.
+fn method(s: &str) -> Result<lockstep_plant::integrate::Method, String> {
+    lockstep_plant::integrate::Method::from_name(s)
+        .ok_or_else(|| format!("`{s}` is not an integrator (euler, rk4, bs32, dp54)"))
+}
+
+#[derive(Debug, clap::Args)]
 struct FlyArgs {
-    /// The scenario file (default: examples/scenarios/square.toml, the
-    /// Iris flying the square mission in wind on noisy estimates).
-    scenario: Option<PathBuf>,
-    /// The autopilot library (default: the bundled reference autopilot).
-    #[arg(long)]
-    autopilot: Option<PathBuf>,
-    /// Override the scenario's seed (`simulation.seed`).
-    #[arg(long, value_parser = seed)]
-    seed: Option<i64>,
-    /// Override the simulated duration in seconds (`simulation.duration_s`).
-    #[arg(long)]
-    duration: Option<f64>,
-    /// Fly another aircraft: a built-in name (iris, hexa, octa) or a spec
-    /// file, relative to the working directory (`vehicle.spec`).
-    #[arg(long)]
-    spec: Option<String>,
-    /// Fly another mission file, relative to the working directory
-    /// (`vehicle.mission`).
-    #[arg(long)]
-    mission: Option<PathBuf>,
-    /// Set any scenario key: `--set wind.mean_ned_mps=[3.0,0.0,0.0]`,
-    /// `--set cadences.log.rate_hz=100`. The value is TOML; text that is
-    /// not TOML is a string. Repeatable; applied in order, after the other
-    /// overrides.
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    set: Vec<String>,
-    /// Set an autopilot parameter (`autopilot.params.NAME`). Repeatable.
-    #[arg(long = "param", value_name = "NAME=VALUE")]
-    param: Vec<String>,
+    #[command(flatten)]
+    flight: args::ScenarioArgs,
     /// Write the CSV log here (needs a `log` cadence in the scenario).
     #[arg(long)]
     log: Option<PathBuf>,
@@ -187,14 +220,6 @@ struct FlyArgs {
     call_timeout: Option<f64>,
 }
 
-/// A seed: a non-negative integer that TOML can hold (at most 2^63 - 1).
-fn seed(s: &str) -> Result<i64, String> {
-    s.parse::<i64>()
-        .ok()
-        .filter(|v| *v >= 0)
-        .ok_or_else(|| format!("{s} is not an integer in [0, 9223372036854775807]"))
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum IsolationArg {
     Process,
@@ -225,6 +250,26 @@ fn main() -> ExitCode {
             check_lib::run(&path, Duration::from_secs_f64(call_timeout))
         }
         Command::Fly(a) => fly("fly", a),
+        Command::CompareIntegrators(a) => {
+            let (scenario, autopilot, overrides) = match a.flight.resolve() {
+                Ok(v) => v,
+                Err(e) => {
+                    warn!("lockstep compare-integrators: {e}");
+                    return run::Exit::ConfigError.into();
+                }
+            };
+            compare::command(compare::CompareOptions {
+                scenario,
+                autopilot,
+                overrides,
+                methods: a.methods,
+                steps_us: a.steps_us,
+                tolerances: a.tolerances,
+                repeats: a.repeats,
+                horizon_us: (a.horizon_s > 0.0).then(|| (a.horizon_s * 1e6).round() as u64),
+                out: a.out,
+            })
+        }
         Command::Run(a) => fly("run", a),
         Command::Plot { log, out } => plots::command(&log, out.as_deref()),
         Command::Completions { shell } => {
@@ -299,101 +344,9 @@ fn fly(verb: &'static str, a: FlyArgs) -> ExitCode {
             })
         }
     };
-    let mut overrides = Vec::new();
-    if let Some(v) = a.seed {
-        overrides.push(Override::new(
-            "simulation.seed",
-            toml::Value::Integer(v),
-            format!("--seed {v}"),
-        ));
-    }
-    if let Some(v) = a.duration {
-        overrides.push(Override::new(
-            "simulation.duration_s",
-            toml::Value::Float(v),
-            format!("--duration {v}"),
-        ));
-    }
-    if let Some(v) = &a.spec {
-        // A built-in name as it is; a file relative to the working
-        // directory (the scenario's own paths are relative to the scenario).
-        let builtin = lockstep_plant::spec::BUILTIN_SPECS
-            .iter()
-            .any(|(n, _)| n == v);
-        let value = if builtin {
-            v.clone()
-        } else {
-            match std::path::absolute(v) {
-                Ok(p) if p.is_file() => p.display().to_string(),
-                Ok(p) => {
-                    let names: Vec<&str> = lockstep_plant::spec::BUILTIN_SPECS
-                        .iter()
-                        .map(|(n, _)| *n)
-                        .filter(|n| *n != "multirotor-base")
-                        .collect();
-                    let near = names
-                        .iter()
-                        .find(|n| strsim::levenshtein(n, v) <= 2)
-                        .map(|n| format!("; did you mean `{n}`?"))
-                        .unwrap_or_default();
-                    return refuse(format!(
-                        "--spec {v}: not a built-in aircraft ({}; `lockstep specs` lists them) \
-                         and no file {}{near}",
-                        names.join(", "),
-                        p.display()
-                    ));
-                }
-                Err(e) => return refuse(format!("--spec {v}: {e}")),
-            }
-        };
-        overrides.push(Override::new(
-            "vehicle.spec",
-            toml::Value::String(value),
-            format!("--spec {v}"),
-        ));
-    }
-    if let Some(v) = &a.mission {
-        let p = match std::path::absolute(v) {
-            Ok(p) => p,
-            Err(e) => return refuse(format!("--mission {}: {e}", v.display())),
-        };
-        overrides.push(Override::new(
-            "vehicle.mission",
-            toml::Value::String(p.display().to_string()),
-            format!("--mission {}", v.display()),
-        ));
-    }
-    for p in &a.param {
-        let Some((name, _)) = p.split_once('=') else {
-            return refuse(format!("--param {p}: expected NAME=VALUE"));
-        };
-        if name.trim().is_empty() || name.contains('.') {
-            return refuse(format!(
-                "--param {p}: `{}` is not a parameter name",
-                name.trim()
-            ));
-        }
-        match Override::parse("--param", &format!("autopilot.params.{p}")) {
-            Ok(mut o) => {
-                o.given_as = format!("--param {p}");
-                overrides.push(o);
-            }
-            Err(e) => return refuse(e),
-        }
-    }
-    for s in &a.set {
-        match Override::parse("--set", s) {
-            Ok(o) => overrides.push(o),
-            Err(e) => return refuse(e),
-        }
-    }
-    let scenario = match a.scenario.map_or_else(bundled::default_scenario, Ok) {
-        Ok(p) => p,
-        Err(e) => return refuse(e.to_string()),
-    };
-    let autopilot = match a.autopilot.map_or_else(bundled::autopilot, Ok) {
-        Ok(p) => p,
-        Err(e) => return refuse(e.to_string()),
+    let (scenario, autopilot, overrides) = match a.flight.resolve() {
+        Ok(v) => v,
+        Err(e) => return refuse(e),
     };
     run::fly(run::FlyOptions {
         verb,

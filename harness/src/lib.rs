@@ -8,11 +8,13 @@
 //!   and their random streams.
 //! - [`vehicle`]: the autopilot's view of the plant.
 //! - [`log`], [`record`]: the CSV flight log, recording and replay.
+//! - [`integrator_study`]: integrators compared on a recorded flight.
 
 pub mod autopilot_params;
 pub mod dryden;
 pub mod engine;
 pub mod error;
+pub mod integrator_study;
 pub mod journal;
 pub mod log;
 pub mod log_compare;

@@ -12,8 +12,15 @@
 //! | battery voltage, current, state of charge | per pack |
 //! | wind | north, east, down |
 //!
+//! [`work_precision`] draws `lockstep compare-integrators`' error-vs-cost
+//! figure.
+//!
 //! Text is drawn with DejaVu Sans, embedded (its licence is in
 //! `plot/fonts/`), so plots need no system fonts.
+
+mod work_precision;
+
+pub use work_precision::{ERROR_FLOOR, WorkPoint, WorkSeries, work_precision};
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
