@@ -29,6 +29,7 @@ mod args;
 mod bundled;
 mod check_lib;
 mod compare;
+mod montecarlo;
 mod plots;
 mod run;
 
@@ -95,6 +96,25 @@ enum Command {
     /// per state group, RHS evaluations and median wall time: a table, a
     /// CSV and a work-precision plot.
     CompareIntegrators(CompareArgs),
+    /// Fly a batch of runs of a scenario with the dispersions of its
+    /// [montecarlo] section (mass, inertia, battery capacity, mean wind,
+    /// sensor noise, motor failures), each run's seed and draws derived
+    /// from the master seed and its number: per-run CSV, aggregate
+    /// statistics and histograms. A run whose autopilot crashes or hangs
+    /// is a failed row; the batch goes on.
+    Montecarlo(MonteCarloArgs),
+    /// One run of a Monte Carlo batch, printed as JSON (what a worker
+    /// process of `montecarlo` runs).
+    #[command(hide = true)]
+    MontecarloRun {
+        scenario: PathBuf,
+        #[arg(long)]
+        autopilot: PathBuf,
+        #[arg(long)]
+        run: u64,
+        #[arg(long = "set")]
+        set: Vec<String>,
+    },
     /// Replay a recording: drive the plant from it (no autopilot, no
     /// randomness) and print the final state.
     Replay {
@@ -121,6 +141,36 @@ enum Command {
         #[arg(long, requires = "log", default_value_t = 10.0)]
         log_rate: f64,
     },
+}
+
+#[derive(Debug, clap::Args)]
+struct MonteCarloArgs {
+    /// The scenario and its overrides; `--seed` is the batch's master seed.
+    #[command(flatten)]
+    flight: args::ScenarioArgs,
+    /// How many runs.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    runs: u64,
+    /// Runs flown at once [default: the number of cores].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    jobs: Option<u64>,
+    /// `processes`: each run in a child process (a crash or hang of the
+    /// autopilot fails that run only); `threads`: runs on threads of this
+    /// process with the autopilot in-process (a re-entrant library only;
+    /// a crash ends the batch).
+    #[arg(long, value_enum, default_value_t = montecarlo::Workers::Processes)]
+    workers: montecarlo::Workers,
+    /// Wall-time limit of one run in seconds (processes only): a run
+    /// still flying then is killed and reported as hung.
+    #[arg(long, default_value_t = 600.0, value_parser = positive_seconds)]
+    run_timeout: f64,
+    /// The directory written: runs.csv, summary.json, histograms.png and
+    /// histograms.svg.
+    #[arg(long, default_value = "montecarlo")]
+    out: PathBuf,
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -250,6 +300,45 @@ fn main() -> ExitCode {
             check_lib::run(&path, Duration::from_secs_f64(call_timeout))
         }
         Command::Fly(a) => fly("fly", a),
+        Command::Montecarlo(a) => {
+            let (scenario, autopilot, overrides) = match a.flight.resolve() {
+                Ok(v) => v,
+                Err(e) => {
+                    warn!("lockstep montecarlo: {e}");
+                    return run::Exit::ConfigError.into();
+                }
+            };
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
+            montecarlo::command(montecarlo::Options {
+                scenario,
+                autopilot,
+                overrides,
+                runs: a.runs,
+                jobs: a.jobs.unwrap_or(cores).min(a.runs) as usize,
+                workers: a.workers,
+                run_timeout: Duration::from_secs_f64(a.run_timeout),
+                out: a.out,
+                quiet: a.quiet,
+            })
+        }
+        Command::MontecarloRun {
+            scenario,
+            autopilot,
+            run,
+            set,
+        } => {
+            let mut overrides = Vec::new();
+            for s in &set {
+                match lockstep_harness::scenario::Override::parse("--set", s) {
+                    Ok(o) => overrides.push(o),
+                    Err(e) => {
+                        warn!("lockstep montecarlo-run: {e}");
+                        return run::Exit::ConfigError.into();
+                    }
+                }
+            }
+            montecarlo::worker(&scenario, &autopilot, &overrides, run)
+        }
         Command::CompareIntegrators(a) => {
             let (scenario, autopilot, overrides) = match a.flight.resolve() {
                 Ok(v) => v,

@@ -49,6 +49,7 @@ fn every_example_scenario_meets_its_expectations() {
             "event_driven.toml",
             "gust.toml",
             "hover.toml",
+            "montecarlo.toml",
             "motor_failure.toml",
             "skeleton.toml",
             "square.toml"

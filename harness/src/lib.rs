@@ -20,6 +20,7 @@ pub mod log;
 pub mod log_compare;
 pub mod log_meta;
 pub mod mission;
+pub mod montecarlo;
 pub mod paths;
 pub mod record;
 pub mod replay_log;

@@ -188,6 +188,17 @@ impl Monitor {
         }
     }
 
+    /// The largest tilt seen so far, degrees (0 before any sample).
+    pub fn max_tilt_deg(&self) -> f64 {
+        self.min_cos_tilt.clamp(-1.0, 1.0).acos().to_degrees()
+    }
+
+    /// The smallest state of charge seen so far (of any pack; infinite
+    /// before any sample).
+    pub fn min_soc(&self) -> f64 {
+        self.min_soc
+    }
+
     /// The crashes detected so far (the first of each kind).
     pub fn crashes(&self) -> &[Crash] {
         &self.crashes

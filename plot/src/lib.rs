@@ -18,8 +18,10 @@
 //! Text is drawn with DejaVu Sans, embedded (its licence is in
 //! `plot/fonts/`), so plots need no system fonts.
 
+mod histograms;
 mod work_precision;
 
+pub use histograms::{bins, histograms};
 pub use work_precision::{ERROR_FLOOR, WorkPoint, WorkSeries, work_precision};
 
 use std::path::{Path, PathBuf};

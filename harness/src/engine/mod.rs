@@ -158,6 +158,12 @@ pub struct Summary {
     pub timeline: Vec<crate::journal::Entry>,
     /// Timeline entries dropped past [`crate::journal::MAX_ENTRIES`].
     pub timeline_dropped: u64,
+    /// The largest tilt and the smallest state of charge seen by the
+    /// verdict's monitor (at the autopilot's cadence), and whether the
+    /// vehicle ended on the ground.
+    pub max_tilt_deg: f64,
+    pub min_soc: f64,
+    pub on_ground: bool,
 }
 
 pub struct Engine {
@@ -242,6 +248,7 @@ impl Engine {
             reason,
         };
         let mut spec = AircraftSpec::resolve(&scenario.spec)?;
+        scenario.adjust.apply(&mut spec);
         let mission = match &scenario.mission {
             Some(m) => Some((m.as_path(), Mission::load(m)?)),
             None => None,
@@ -664,6 +671,9 @@ impl Engine {
             mission_finished: self.act.mission_finished != 0,
             soc: self.x[l.soc(0)],
             log_rows: self.log.as_ref().map_or(0, FlightLog::rows),
+            max_tilt_deg: self.monitor.max_tilt_deg(),
+            min_soc: self.monitor.min_soc(),
+            on_ground: self.on_ground,
         })
     }
 

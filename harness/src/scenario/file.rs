@@ -48,6 +48,30 @@ pub(super) struct File {
     /// The world origin (default: the mission's home, else the spec's).
     #[serde(default)]
     pub world: Option<WorldSection>,
+    /// What `lockstep montecarlo` disperses from run to run.
+    #[serde(default)]
+    pub montecarlo: Option<MonteCarloSection>,
+}
+
+/// `[montecarlo]`: the dispersions of a Monte Carlo batch. Each run draws
+/// its own values from a stream derived from the batch's master seed and
+/// the run's number; a key left out disperses nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, JsonSchema)]
+pub(super) struct MonteCarloSection {
+    /// Mass: relative standard deviation of a normal scale factor (0.05 = 5 %, at most 0.3), truncated at 3 sigma.
+    pub mass_sigma: Option<f64>,
+    /// Inertia tensor: relative standard deviation of a normal scale factor (at most 0.3), truncated at 3 sigma.
+    pub inertia_sigma: Option<f64>,
+    /// Battery capacity: relative standard deviation of a normal scale factor (at most 0.3), truncated at 3 sigma.
+    pub battery_capacity_sigma: Option<f64>,
+    /// Mean wind: standard deviation per NED axis added to wind.mean_ned_mps, m/s.
+    pub wind_mean_sigma_mps: Option<[f64; 3]>,
+    /// Sensor and estimator noise: a factor drawn uniformly in [low, high] scaling every noise standard deviation.
+    pub sensor_noise_scale: Option<[f64; 2]>,
+    /// Probability that a run loses one motor (which one is uniform).
+    pub motor_failure_probability: Option<f64>,
+    /// When the motor fails: uniform in [start, end] seconds (default: the whole run).
+    pub motor_failure_window_s: Option<[f64; 2]>,
 }
 
 /// `[world]`: the geodetic origin of the local NED frame.

@@ -40,6 +40,7 @@
 //! ```
 
 mod checks;
+mod dispersions;
 mod events;
 mod expect;
 mod file;
@@ -144,6 +145,11 @@ pub struct Scenario {
     pub expect: crate::verdict::Expectations,
     /// `[world]`: the origin (when given) and how far a mission may reach.
     pub world: crate::world::WorldSettings,
+    /// `[montecarlo]`: what a Monte Carlo batch disperses (none when absent).
+    pub montecarlo: Option<crate::montecarlo::Dispersions>,
+    /// Scales on the aircraft's parameters (1 unless a Monte Carlo run
+    /// drew them).
+    pub adjust: crate::montecarlo::SpecAdjust,
 }
 
 const DEFAULT_CADENCES_US: [(&str, u64); 8] = [
@@ -418,9 +424,15 @@ impl Scenario {
         };
         let expect = expect::expectations(f.expect.as_ref()).map_err(key_err)?;
         let world = world_settings(f.world.as_ref()).map_err(key_err)?;
+        let montecarlo = match &f.montecarlo {
+            Some(m) => Some(dispersions::dispersions(m, duration).map_err(key_err)?),
+            None => None,
+        };
         Ok(Scenario {
             expect,
             world,
+            montecarlo,
+            adjust: Default::default(),
             file: path.to_path_buf(),
             description: f.description,
             seed: f.simulation.seed,

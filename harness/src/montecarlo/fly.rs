@@ -1,0 +1,63 @@
+//! One Monte Carlo run in this process.
+
+use std::path::Path;
+
+use lockstep_abi::Isolation;
+use lockstep_plant::AircraftSpec;
+use sha2::{Digest, Sha256};
+
+use super::Draw;
+use super::report::{Metrics, RunRow, RunStatus};
+use crate::engine::Engine;
+use crate::scenario::Scenario;
+
+/// Flies run `draw.run` of a batch over `base` with the autopilot at
+/// `autopilot`: the draw applied, no log (a `log` cadence stays, so the
+/// boundaries are those of `fly`). Never fails: an error of any
+/// kind (the spec, the library, a crash the isolation caught, the
+/// integration) is a failed row with its reason.
+pub fn fly(base: &Scenario, autopilot: &Path, isolation: &Isolation, draw: &Draw) -> RunRow {
+    let mut row = RunRow::new(draw);
+    let rotors = match AircraftSpec::resolve(&base.spec) {
+        Ok(s) => s.rotors.len(),
+        Err(e) => {
+            row.status = RunStatus::Failed(e.to_string());
+            return row;
+        }
+    };
+    row.failed_motor = draw.failed_motor(rotors).map(|(m, t)| (m, t.0));
+    let mut s = base.clone();
+    draw.apply(&mut s, rotors);
+    let mut engine = match Engine::with_isolation(&s, autopilot, None, isolation) {
+        Ok(e) => e,
+        Err(e) => {
+            row.status = RunStatus::Failed(e.to_string());
+            return row;
+        }
+    };
+    match engine.run() {
+        Ok(sum) => {
+            let x = engine.state();
+            let mut h = Sha256::new();
+            h.update(sum.end.0.to_le_bytes());
+            for v in x {
+                h.update(v.to_bits().to_le_bytes());
+            }
+            let digest: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+            row.metrics = Some(Metrics {
+                passed: sum.verdict.passed(),
+                crashes: sum.verdict.crashes.len(),
+                end_s: sum.end.0 as f64 * 1e-6,
+                landing_error_m: (x[0] - s.start.0).hypot(x[1] - s.start.1),
+                altitude_m: -x[2],
+                on_ground: sum.on_ground,
+                max_tilt_deg: sum.max_tilt_deg,
+                min_soc: sum.min_soc,
+                mission_finished: sum.mission_finished,
+                digest: format!("sha256:{digest}"),
+            });
+        }
+        Err(e) => row.status = RunStatus::Failed(e.to_string()),
+    }
+    row
+}

@@ -1,0 +1,187 @@
+//! Monte Carlo batches (`lockstep montecarlo`): per run, dispersions drawn
+//! from a stream derived from the master seed and the run's number, applied
+//! to the scenario; one flight; one row of results.
+//!
+//! - [`Dispersions`]: the scenario's `[montecarlo]` section, checked.
+//! - [`Draw::new`]: run `k`'s seed and drawn values. They depend on the
+//!   master seed and `k` only, never on which worker flies the run or in
+//!   what order, so a batch gives the same rows for any number of jobs.
+//! - [`fly`]: one run in this process, as a [`RunRow`].
+//! - [`report`]: the rows as CSV, and their aggregate statistics.
+
+mod fly;
+pub mod report;
+
+pub use fly::fly;
+pub use report::{Aggregate, RunRow, RunStatus};
+
+use lockstep_plant::AircraftSpec;
+
+use crate::Micros;
+use crate::rng::RngStreams;
+use crate::scenario::{Action, Event, Scenario, Trigger};
+use crate::wind::WindModel;
+
+/// What a batch disperses (the scenario's `[montecarlo]`). Zero sigmas,
+/// a probability of 0 and a noise range of [1, 1] disperse nothing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Dispersions {
+    /// Relative standard deviations of the mass, inertia and battery
+    /// capacity scale factors (normal, truncated at 3 sigma).
+    pub mass_sigma: f64,
+    pub inertia_sigma: f64,
+    pub battery_capacity_sigma: f64,
+    /// Standard deviation per NED axis of the offset to the mean wind, m/s.
+    pub wind_mean_sigma_mps: [f64; 3],
+    /// Range of the uniform factor on every sensor and estimator noise.
+    pub sensor_noise_scale: [f64; 2],
+    /// Probability that a run loses one motor, and the window of its time.
+    pub motor_failure_probability: f64,
+    pub motor_failure_window_us: [u64; 2],
+}
+
+/// Scale factors on the aircraft's parameters, applied to its spec when
+/// a run's engine builds the plant.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SpecAdjust {
+    pub mass: f64,
+    pub inertia: f64,
+    pub battery_capacity: f64,
+}
+
+impl Default for SpecAdjust {
+    fn default() -> Self {
+        SpecAdjust {
+            mass: 1.0,
+            inertia: 1.0,
+            battery_capacity: 1.0,
+        }
+    }
+}
+
+impl SpecAdjust {
+    /// Scales the spec's mass, inertia tensor and every pack's capacity.
+    pub fn apply(&self, spec: &mut AircraftSpec) {
+        spec.body.mass_kg *= self.mass;
+        for row in &mut spec.body.inertia_kgm2 {
+            for v in row {
+                *v *= self.inertia;
+            }
+        }
+        for b in &mut spec.batteries {
+            b.capacity_ah *= self.battery_capacity;
+        }
+    }
+}
+
+/// One run's seed and drawn values.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Draw {
+    pub run: u64,
+    /// The run's `simulation.seed` (every stream of its flight derives
+    /// from it).
+    pub seed: u64,
+    pub adjust: SpecAdjust,
+    pub wind_offset_ned_mps: [f64; 3],
+    pub noise_scale: f64,
+    /// The failing motor's share in [0, 1) (the motor is this times the
+    /// rotor count) and the failure's time, when the run loses one.
+    pub motor_failure: Option<(f64, Micros)>,
+}
+
+/// The name of run `run`'s stream.
+pub fn stream_name(run: u64) -> String {
+    format!("montecarlo.run.{run}")
+}
+
+impl Draw {
+    /// Run `run` of the batch with master seed `master`. Every value is
+    /// drawn, in a fixed order, whether or not it is dispersed, so that a
+    /// dispersion added to a scenario does not change the others' values.
+    pub fn new(d: &Dispersions, master: u64, run: u64, tick: Micros) -> Draw {
+        let mut s = RngStreams::new(master).stream(&stream_name(run));
+        // TOML integers are signed: seeds stay below 2^63.
+        let seed = s.next_u64() >> 1;
+        let scale = |sigma: f64, z: f64| 1.0 + sigma * z.clamp(-3.0, 3.0);
+        let (zm, zi, zc) = (
+            s.standard_normal(),
+            s.standard_normal(),
+            s.standard_normal(),
+        );
+        let adjust = SpecAdjust {
+            mass: scale(d.mass_sigma, zm),
+            inertia: scale(d.inertia_sigma, zi),
+            battery_capacity: scale(d.battery_capacity_sigma, zc),
+        };
+        let mut wind = [0.0; 3];
+        for (w, sigma) in wind.iter_mut().zip(d.wind_mean_sigma_mps) {
+            *w = sigma * s.standard_normal();
+        }
+        let [lo, hi] = d.sensor_noise_scale;
+        let noise_scale = lo + (hi - lo) * s.uniform();
+        let (fails, which, when) = (s.uniform(), s.uniform(), s.uniform());
+        let motor_failure = (fails < d.motor_failure_probability).then(|| {
+            let [a, b] = d.motor_failure_window_us;
+            let t = a + ((b - a) as f64 * when) as u64;
+            // On the base tick, where every boundary lies.
+            (which, Micros(t / tick.0.max(1) * tick.0.max(1)))
+        });
+        Draw {
+            run,
+            seed,
+            adjust,
+            wind_offset_ned_mps: wind,
+            noise_scale,
+            motor_failure,
+        }
+    }
+
+    /// The failing motor, for an aircraft of `rotors` rotors.
+    pub fn failed_motor(&self, rotors: usize) -> Option<(usize, Micros)> {
+        self.motor_failure.map(|(u, t)| {
+            (
+                ((u * rotors as f64) as usize).min(rotors.saturating_sub(1)),
+                t,
+            )
+        })
+    }
+
+    /// Applies the draw to `s`: its seed, spec scales, mean wind, noise and
+    /// the motor failure (an event at its time) for `rotors` rotors.
+    pub fn apply(&self, s: &mut Scenario, rotors: usize) {
+        s.seed = self.seed;
+        s.adjust = self.adjust;
+        let add = |m: &mut [f64; 3]| {
+            for (v, o) in m.iter_mut().zip(self.wind_offset_ned_mps) {
+                *v += o;
+            }
+        };
+        match &mut s.wind {
+            WindModel::Constant { ned_mps } => add(ned_mps),
+            WindModel::OrnsteinUhlenbeck { mean_ned_mps, .. } => add(mean_ned_mps),
+            WindModel::Dryden { mean_ned_mps, .. } => add(mean_ned_mps),
+        }
+        let k = self.noise_scale;
+        let sn = &mut s.sensors;
+        sn.imu.accel_noise_mps2 *= k;
+        sn.imu.gyro_noise_radps *= k;
+        sn.mag_noise_gauss *= k;
+        sn.baro_noise_pa *= k;
+        sn.gps.horizontal_noise_m *= k;
+        sn.gps.vertical_noise_m *= k;
+        sn.gps.velocity_noise_mps *= k;
+        sn.estimator.position_noise_m *= k;
+        sn.estimator.velocity_noise_mps *= k;
+        sn.estimator.attitude_noise_rad *= k;
+        sn.estimator.rates_noise_radps *= k;
+        if let Some((motor, at)) = self.failed_motor(rotors) {
+            s.events.push(Event {
+                trigger: Trigger::At(at),
+                action: Action::MotorFail { motor },
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

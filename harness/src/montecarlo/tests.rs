@@ -1,0 +1,142 @@
+use super::report::{Aggregate, Metrics, csv_text};
+use super::*;
+
+fn dispersions() -> Dispersions {
+    Dispersions {
+        mass_sigma: 0.05,
+        inertia_sigma: 0.1,
+        battery_capacity_sigma: 0.0,
+        wind_mean_sigma_mps: [1.0, 2.0, 0.0],
+        sensor_noise_scale: [0.5, 2.0],
+        motor_failure_probability: 0.5,
+        motor_failure_window_us: [10_000_000, 20_000_000],
+    }
+}
+
+#[test]
+fn a_draw_depends_on_the_master_seed_and_the_run_only() {
+    let d = dispersions();
+    let tick = Micros(1000);
+    let a: Vec<Draw> = (0..50).map(|k| Draw::new(&d, 7, k, tick)).collect();
+    let b: Vec<Draw> = (0..50).rev().map(|k| Draw::new(&d, 7, k, tick)).collect();
+    assert!(a.iter().zip(b.iter().rev()).all(|(x, y)| x == y));
+    assert_ne!(Draw::new(&d, 8, 0, tick), a[0]);
+    // The zero-sigma factor stays 1; the others spread, within 3 sigma.
+    assert!(a.iter().all(|x| x.adjust.battery_capacity == 1.0));
+    assert!(a.iter().all(|x| (x.adjust.mass - 1.0).abs() <= 0.15));
+    assert!(a.iter().any(|x| x.adjust.mass != 1.0));
+    assert!(a.iter().all(|x| x.wind_offset_ned_mps[2] == 0.0));
+    assert!(a.iter().all(|x| (0.5..2.0).contains(&x.noise_scale)));
+    // About half lose a motor, in the window, on the tick.
+    let failures: Vec<_> = a.iter().filter_map(|x| x.motor_failure).collect();
+    assert!((15..=35).contains(&failures.len()), "{}", failures.len());
+    for (_, t) in &failures {
+        assert!((10_000_000..=20_000_000).contains(&t.0) && t.0 % 1000 == 0);
+    }
+    // Seeds fit a TOML integer.
+    assert!(a.iter().all(|x| x.seed < 1 << 63));
+}
+
+#[test]
+fn a_dispersion_added_leaves_the_others_draws_alone() {
+    let mut d = dispersions();
+    let before = Draw::new(&d, 3, 4, Micros(1000));
+    d.battery_capacity_sigma = 0.05;
+    let after = Draw::new(&d, 3, 4, Micros(1000));
+    assert_eq!(before.adjust.mass, after.adjust.mass);
+    assert_eq!(before.wind_offset_ned_mps, after.wind_offset_ned_mps);
+    assert_eq!(before.seed, after.seed);
+    assert_ne!(
+        before.adjust.battery_capacity,
+        after.adjust.battery_capacity
+    );
+}
+
+#[test]
+fn the_failed_motor_is_one_of_the_aircraft_s() {
+    let mut d = dispersions();
+    d.motor_failure_probability = 1.0;
+    for k in 0..40 {
+        let x = Draw::new(&d, 1, k, Micros(1000));
+        let (m, _) = x.failed_motor(6).unwrap();
+        assert!(m < 6);
+    }
+    d.motor_failure_probability = 0.0;
+    assert!(Draw::new(&d, 1, 0, Micros(1000)).failed_motor(4).is_none());
+}
+
+#[test]
+fn spec_adjust_scales_mass_inertia_and_every_pack() {
+    let mut spec = lockstep_plant::AircraftSpec::resolve("iris").unwrap();
+    let (m, i, c) = (
+        spec.body.mass_kg,
+        spec.body.inertia_kgm2,
+        spec.batteries[0].capacity_ah,
+    );
+    SpecAdjust {
+        mass: 1.1,
+        inertia: 0.9,
+        battery_capacity: 1.2,
+    }
+    .apply(&mut spec);
+    assert_eq!(spec.body.mass_kg, m * 1.1);
+    assert_eq!(spec.body.inertia_kgm2[2][2], i[2][2] * 0.9);
+    assert_eq!(spec.batteries[0].capacity_ah, c * 1.2);
+}
+
+fn row(run: u64, landing: f64, passed: bool) -> RunRow {
+    let d = Draw::new(&dispersions(), 1, run, Micros(1000));
+    let mut r = RunRow::new(&d);
+    r.metrics = Some(Metrics {
+        passed,
+        crashes: 0,
+        end_s: 10.0,
+        landing_error_m: landing,
+        altitude_m: 0.1,
+        on_ground: true,
+        max_tilt_deg: 5.0,
+        min_soc: 0.9,
+        mission_finished: true,
+        digest: "sha256:00".into(),
+    });
+    r
+}
+
+#[test]
+fn aggregates_count_runs_and_take_nearest_rank_percentiles() {
+    let mut rows: Vec<RunRow> = (0..20)
+        .map(|k| row(k, (k + 1) as f64, k % 4 != 0))
+        .collect();
+    rows.push(RunRow::failed(
+        &Draw::new(&dispersions(), 1, 20, Micros(1000)),
+        "crashed".into(),
+    ));
+    let a = Aggregate::of(&rows);
+    assert_eq!((a.runs, a.completed, a.failed, a.passed), (21, 20, 1, 15));
+    let l = &a.stats[0];
+    assert_eq!(l.name, "landing_error_m");
+    assert_eq!((l.min, l.max, l.mean), (1.0, 20.0, 10.5));
+    // Nearest rank of 20 values: p5 is the 1st, p50 the 10th, p95 the 19th.
+    assert_eq!((l.p5, l.p50, l.p95), (1.0, 10.0, 19.0));
+    assert!((l.std - (35.0f64).sqrt()).abs() < 1e-12, "{}", l.std);
+}
+
+#[test]
+fn a_failed_row_has_its_draws_and_reason_but_no_measurements() {
+    let d = Draw::new(&dispersions(), 1, 3, Micros(1000));
+    let text = csv_text(&[RunRow::failed(
+        &d,
+        "the worker was killed by signal SIGSEGV, at 5 s".into(),
+    )]);
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let h: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(h, report::COLUMNS);
+    let rec = r.records().next().unwrap().unwrap();
+    assert_eq!(&rec[0], "3");
+    assert_eq!(&rec[1], d.seed.to_string());
+    assert_eq!(&rec[2], "failed");
+    assert_eq!(&rec[3], "the worker was killed by signal SIGSEGV, at 5 s");
+    assert!((4..13).all(|i| rec[i].is_empty()));
+    assert_eq!(&rec[13], d.adjust.mass.to_string());
+    assert_eq!(&rec[22], "");
+}
