@@ -10,7 +10,7 @@
 //! units, the mode and fault tables, the digest) is in the JSON sidecar
 //! `<log>.json` ([`crate::log_meta`]).
 //! Floats are written in
-//! their shortest round-trip form (ryu), so a logged value parses back to the
+//! their shortest round-trip form (zmij), so a logged value parses back to the
 //! same bits; integers with itoa.
 //!
 //! Formatting and writing happen on a writer thread, off the simulation's
@@ -162,7 +162,7 @@ const CHUNK_BYTES: usize = 1 << 16;
 
 /// The CSV side, owned by the writer thread: rows are formatted into
 /// memory and reach the file in whole-row chunks. Numbers never need CSV
-/// quoting, so rows are formatted straight into bytes (ryu, itoa; commas,
+/// quoting, so rows are formatted straight into bytes (zmij, itoa; commas,
 /// newline), about four times faster than through a CSV writer.
 struct CsvRows {
     buf: Vec<u8>,
@@ -240,21 +240,28 @@ impl FieldCache {
             e.1 = format(&mut e.2);
             e.0 = bits;
         }
-        buf.extend_from_slice(&e.2[..e.1 as usize]);
+        // A fixed-size copy (inlined, no call to memmove) of the whole
+        // slot, then the tail beyond the text cut off.
+        let end = buf.len() + e.1 as usize;
+        buf.extend_from_slice(&e.2);
+        buf.truncate(end);
         buf.push(b',');
     }
 }
 
-/// Shortest round-trip text of `v` into `out` (ryu: at most 24 bytes).
+/// Shortest round-trip text of `v` into `out` (at most 24 bytes). zmij
+/// (Schubfach with yy's digit output) formats 1.65 times faster than ryu,
+/// measured on 3 million doubles; its text differs from ryu's only in the
+/// `+` of a positive exponent (`1e+21`), which every CSV reader parses.
 fn fmt64(v: f64, out: &mut [u8; 24]) -> u8 {
-    let mut b = ryu::Buffer::new();
+    let mut b = zmij::Buffer::new();
     let t = b.format(v).as_bytes();
     out[..t.len()].copy_from_slice(t);
     t.len() as u8
 }
 
 fn fmt32(v: f32, out: &mut [u8; 24]) -> u8 {
-    let mut b = ryu::Buffer::new();
+    let mut b = zmij::Buffer::new();
     let t = b.format(v).as_bytes();
     out[..t.len()].copy_from_slice(t);
     t.len() as u8
