@@ -15,5 +15,7 @@ pub mod multirotor;
 pub mod propulsion;
 pub mod spec;
 
-pub use multirotor::{HeldPlant, Multirotor, PlantInputs, PlantOutputs, StateLayout, Tolerances};
+pub use multirotor::{
+    HeldPlant, Multirotor, PlantInputs, PlantOutputs, ROTOR_STOP_RADPS, StateLayout, Tolerances,
+};
 pub use spec::{AircraftSpec, SpecError};

@@ -10,7 +10,7 @@ mod rhs;
 mod system;
 
 pub use outputs::{BatteryOutput, PlantOutputs, RotorOutput};
-pub use system::{HeldPlant, Tolerances};
+pub use system::{HeldPlant, ROTOR_STOP_RADPS, Tolerances};
 
 use nalgebra::{Matrix3, Vector3};
 

@@ -28,6 +28,31 @@ fn cross(a: &[f64; 3], b: &[f64; 3]) -> [f64; 3] {
     ]
 }
 
+/// Stopped, undriven rotors: no acceleration, and outputs of zero speed,
+/// thrust, torque and duty (apart from the hot path, which it would crowd).
+#[cold]
+#[inline(never)]
+fn idle_rotors<const DERIVATIVES: bool>(
+    rotor_acc: &mut [f64],
+    current: &[f64],
+    out: Option<&mut PlantOutputs>,
+) {
+    if DERIVATIVES {
+        rotor_acc.fill(0.0);
+    }
+    if let Some(out) = out {
+        for (i, c) in current.iter().enumerate() {
+            out.rotors[i] = super::RotorOutput {
+                speed_radps: 0.0,
+                thrust_n: 0.0,
+                torque_nm: 0.0,
+                current_a: *c,
+                duty: 0.0,
+            };
+        }
+    }
+}
+
 /// `x` if positive, else 0 (NaN gives 0, as `f64::max(x, 0.0)` does, in one
 /// comparison).
 #[inline(always)]
@@ -133,55 +158,67 @@ impl Multirotor {
             .filter(|g| -p[2] - k.rotor_reach_m < g.reach_m);
         let rs = l.rotor_speed(0);
         let rotor_speed = &x[rs..rs + n];
-        for i in 0..n {
-            let cmd = u.motor_cmd[i];
-            let eff = if na == 0 {
-                cmd.clamp(0.0, 1.0)
-            } else {
-                let a0 = l.actuator(i);
-                self.actuator
-                    .derivatives(cmd, &x[a0..a0 + na], &mut dx[a0..a0 + na]);
-                self.actuator.output(cmd, &x[a0..a0 + na])
-            };
-            // The ESC: no output up to the deadzone, then linear to full.
-            duty[i] = if u.motor_enabled[i] && eff > k.deadzone {
-                (eff - k.deadzone) * k.inv_duty_span
-            } else {
-                0.0
-            };
-            let wi = pos(rotor_speed[i]);
-            speed[i] = wi;
-            back_emf[i] = k.ke * wi;
-            // Axial inflow at the hub: a . (v_air + w x r) = a . v_air + w . (r x a),
-            // as an advance ratio in the modelled range. A flat rotor's axis
-            // is -z and its arm (-y, x, 0).
-            let m = &k.arm[i];
-            let v_axial = if k.flat {
-                -v_air_b[2] + w[0] * m[0] + w[1] * m[1]
-            } else {
-                dot(&k.axis[i], &v_air_b) + dot(&w, m)
-            };
-            let j = if wi > 0.0 {
-                let j = v_axial * k.j_factor / wi;
-                if j < k.j_lo {
-                    k.j_lo
-                } else if j > k.j_hi {
-                    k.j_hi
+        // Every rotor stopped and undriven (resting on the ground,
+        // disarmed): duty, speed, back-EMF, thrust and torque all stay at
+        // the zeros they start at, which is what the loop below would
+        // compute for them bit for bit.
+        let stopped = na == 0
+            && (0..n).all(|i| {
+                rotor_speed[i] == 0.0 && !(u.motor_enabled[i] && u.motor_cmd[i] > k.deadzone)
+            });
+        if !stopped {
+            for i in 0..n {
+                let cmd = u.motor_cmd[i];
+                let eff = if na == 0 {
+                    cmd.clamp(0.0, 1.0)
                 } else {
-                    j
-                }
-            } else {
-                0.0
-            };
-            let static_thrust = rho_kt * wi * wi * u.thrust_scale[i];
-            let f_t = 1.0 - j * k.inv_j0;
-            let f_q = pos(1.0 + j * (k.q1 + k.q2 * j));
-            let f_ge = match &ge {
-                Some(g) if static_thrust != 0.0 => g.factor(-(p[2] + dot(&r[2], &k.position[i]))),
-                _ => 1.0,
-            };
-            thrust[i] = static_thrust * f_t * f_ge;
-            torque[i] = k.kq * static_thrust * f_q;
+                    let a0 = l.actuator(i);
+                    self.actuator
+                        .derivatives(cmd, &x[a0..a0 + na], &mut dx[a0..a0 + na]);
+                    self.actuator.output(cmd, &x[a0..a0 + na])
+                };
+                // The ESC: no output up to the deadzone, then linear to full.
+                duty[i] = if u.motor_enabled[i] && eff > k.deadzone {
+                    (eff - k.deadzone) * k.inv_duty_span
+                } else {
+                    0.0
+                };
+                let wi = pos(rotor_speed[i]);
+                speed[i] = wi;
+                back_emf[i] = k.ke * wi;
+                // Axial inflow at the hub: a . (v_air + w x r) = a . v_air + w . (r x a),
+                // as an advance ratio in the modelled range. A flat rotor's axis
+                // is -z and its arm (-y, x, 0).
+                let m = &k.arm[i];
+                let v_axial = if k.flat {
+                    -v_air_b[2] + w[0] * m[0] + w[1] * m[1]
+                } else {
+                    dot(&k.axis[i], &v_air_b) + dot(&w, m)
+                };
+                let j = if wi > 0.0 {
+                    let j = v_axial * k.j_factor / wi;
+                    if j < k.j_lo {
+                        k.j_lo
+                    } else if j > k.j_hi {
+                        k.j_hi
+                    } else {
+                        j
+                    }
+                } else {
+                    0.0
+                };
+                let static_thrust = rho_kt * wi * wi * u.thrust_scale[i];
+                let f_t = 1.0 - j * k.inv_j0;
+                let f_q = pos(1.0 + j * (k.q1 + k.q2 * j));
+                let f_ge = match &ge {
+                    Some(g) if static_thrust != 0.0 => {
+                        g.factor(-(p[2] + dot(&r[2], &k.position[i])))
+                    }
+                    _ => 1.0,
+                };
+                thrust[i] = static_thrust * f_t * f_ge;
+                torque[i] = k.kq * static_thrust * f_q;
+            }
         }
 
         // Bus: batteries in parallel against motors and avionics. An empty
@@ -226,48 +263,55 @@ impl Multirotor {
         let mut h_dot = [0.0f64; 3];
         let j_r = k.rotor_inertia;
         let rotor_acc = &mut dx[rs..rs + n];
-        for i in 0..n {
-            let wi = speed[i];
-            let loss = if wi >= LOSS_SMOOTHING_RADPS {
-                k.ke_i0 + k.viscous * wi
-            } else {
-                k.ke_i0 * smooth_sign(wi * (1.0 / LOSS_SMOOTHING_RADPS)) + k.viscous * wi
-            };
-            let (a, m, s) = (&k.axis[i], &k.arm[i], &k.spin[i]);
-            let (t, q) = (thrust[i], torque[i]);
-            let mut acc = 0.0;
-            if DERIVATIVES {
-                acc = (k.ke * current[i] - loss - torque[i]) * k.inv_j;
-                if wi <= 0.0 && acc < 0.0 {
-                    acc = 0.0; // rotors do not spin backwards
-                }
-                rotor_acc[i] = acc;
-            }
-            let (jw, ja) = (j_r * wi, j_r * acc);
-            if k.flat {
-                // Axis (0, 0, -1): thrust along -z, the spin axis along z.
-                f_b[2] -= t;
-                tau_b[0] += m[0] * t;
-                tau_b[1] += m[1] * t;
-                tau_b[2] -= s[2] * q;
-                h[2] += s[2] * jw;
-                h_dot[2] += s[2] * ja;
-            } else {
-                for c in 0..3 {
-                    f_b[c] += a[c] * t;
-                    tau_b[c] += m[c] * t - s[c] * q;
-                    h[c] += s[c] * jw;
-                    h_dot[c] += s[c] * ja;
-                }
-            }
-            if let Some(out) = out.as_deref_mut() {
-                out.rotors[i] = super::RotorOutput {
-                    speed_radps: wi,
-                    thrust_n: t,
-                    torque_nm: q,
-                    current_a: current[i],
-                    duty: duty[i] * bus.duty_scale,
+        // Stopped rotors drawing no current add nothing (the sums start at
+        // +0.0, so adding zeros changes no bit) and do not accelerate.
+        let idle = stopped && current[..n].iter().all(|c| *c == 0.0);
+        if idle {
+            idle_rotors::<DERIVATIVES>(rotor_acc, &current[..n], out.as_deref_mut());
+        } else {
+            for i in 0..n {
+                let wi = speed[i];
+                let loss = if wi >= LOSS_SMOOTHING_RADPS {
+                    k.ke_i0 + k.viscous * wi
+                } else {
+                    k.ke_i0 * smooth_sign(wi * (1.0 / LOSS_SMOOTHING_RADPS)) + k.viscous * wi
                 };
+                let (a, m, s) = (&k.axis[i], &k.arm[i], &k.spin[i]);
+                let (t, q) = (thrust[i], torque[i]);
+                let mut acc = 0.0;
+                if DERIVATIVES {
+                    acc = (k.ke * current[i] - loss - torque[i]) * k.inv_j;
+                    if wi <= 0.0 && acc < 0.0 {
+                        acc = 0.0; // rotors do not spin backwards
+                    }
+                    rotor_acc[i] = acc;
+                }
+                let (jw, ja) = (j_r * wi, j_r * acc);
+                if k.flat {
+                    // Axis (0, 0, -1): thrust along -z, the spin axis along z.
+                    f_b[2] -= t;
+                    tau_b[0] += m[0] * t;
+                    tau_b[1] += m[1] * t;
+                    tau_b[2] -= s[2] * q;
+                    h[2] += s[2] * jw;
+                    h_dot[2] += s[2] * ja;
+                } else {
+                    for c in 0..3 {
+                        f_b[c] += a[c] * t;
+                        tau_b[c] += m[c] * t - s[c] * q;
+                        h[c] += s[c] * jw;
+                        h_dot[c] += s[c] * ja;
+                    }
+                }
+                if let Some(out) = out.as_deref_mut() {
+                    out.rotors[i] = super::RotorOutput {
+                        speed_radps: wi,
+                        thrust_n: t,
+                        torque_nm: q,
+                        current_a: current[i],
+                        duty: duty[i] * bus.duty_scale,
+                    };
+                }
             }
         }
         // Drag per body axis: linear (rotor drag) plus quadratic (body),

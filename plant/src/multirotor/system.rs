@@ -78,6 +78,10 @@ impl Tolerances {
     }
 }
 
+/// Below this speed a rotor whose ESC gives it no duty has stopped
+/// (1e-6 rad/s is 1e-5 RPM; its thrust, kT·ω², is below 1e-19 N).
+pub const ROTOR_STOP_RADPS: f64 = 1e-6;
+
 /// The plant with its inputs held: what an integrator steps.
 #[derive(Debug, Clone, Copy)]
 pub struct HeldPlant<'a> {
@@ -98,7 +102,8 @@ impl System for HeldPlant<'_> {
         &self.plant.groups
     }
 
-    /// Unit quaternion, non-negative rotor speeds, state of charge in [0, 1].
+    /// Unit quaternion, non-negative rotor speeds (an undriven rotor below
+    /// [`ROTOR_STOP_RADPS`] stopped), state of charge in [0, 1].
     ///
     /// Only finite values are projected: a NaN or infinite rotor speed or
     /// state of charge stays as it is, so that the integrator's finiteness
@@ -127,6 +132,21 @@ impl System for HeldPlant<'_> {
             #[allow(clippy::eq_op)] // the point: 0, or NaN when not finite
             let poison = *w - *w;
             *w = w.max(0.0) + poison;
+        }
+        // An undriven rotor below ROTOR_STOP_RADPS has stopped: its
+        // friction is smoothed near zero speed (so the right-hand side
+        // stays continuous), which alone would leave it decaying
+        // exponentially for ever, through subnormal speeds. (A separate
+        // pass, rarely entered, keeps the clamp above vectorized.)
+        let rotors = &mut x[r0..r0 + l.rotors];
+        if rotors.iter().any(|w| *w > 0.0 && *w < ROTOR_STOP_RADPS) {
+            let dz = self.plant.k.deadzone;
+            for (i, w) in rotors.iter_mut().enumerate() {
+                let undriven = !self.inputs.motor_enabled[i] || self.inputs.motor_cmd[i] <= dz;
+                if undriven && *w < ROTOR_STOP_RADPS {
+                    *w = 0.0;
+                }
+            }
         }
         for j in 0..l.batteries {
             let soc = &mut x[l.soc(j)];
