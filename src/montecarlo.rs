@@ -116,6 +116,9 @@ pub fn command(o: Options) -> ExitCode {
             o.workers
         );
     }
+    // SIGINT/SIGTERM: no new run starts; the rows done are written, the
+    // others say why they were not flown (a second signal ends at once).
+    let interrupt = crate::run::catch_signals();
     let started = Instant::now();
     let next = AtomicU64::new(0);
     let done = AtomicU64::new(0);
@@ -124,15 +127,24 @@ pub fn command(o: Options) -> ExitCode {
         for _ in 0..o.jobs {
             scope.spawn(|| {
                 loop {
+                    if interrupt.load(Ordering::Relaxed) != 0 {
+                        break;
+                    }
                     let k = next.fetch_add(1, Ordering::Relaxed);
                     if k >= o.runs {
                         break;
                     }
                     let draw = &draws[k as usize];
-                    let row = match o.workers {
+                    let mut row = match o.workers {
                         Workers::Threads => mc::fly(&s, &o.autopilot, &Isolation::InProcess, draw),
                         Workers::Processes => in_child(&o, draw),
                     };
+                    // A worker the same signal stopped was interrupted,
+                    // not failed by its autopilot.
+                    let signal = interrupt.load(Ordering::Relaxed);
+                    if signal != 0 && matches!(row.status, RunStatus::Failed(_)) {
+                        row = RunRow::failed(draw, interrupted(signal));
+                    }
                     let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                     if !o.quiet
                         && let RunStatus::Failed(why) = &row.status
@@ -150,12 +162,22 @@ pub fn command(o: Options) -> ExitCode {
         }
     });
     let wall = started.elapsed().as_secs_f64();
+    let signal = interrupt.load(Ordering::Relaxed);
     let rows: Vec<RunRow> = rows
         .into_inner()
         .unwrap_or_default()
         .into_iter()
         .zip(&draws)
-        .map(|(r, d)| r.unwrap_or_else(|| RunRow::failed(d, "the worker never reported".into())))
+        .map(|(r, d)| {
+            r.unwrap_or_else(|| {
+                let why = if signal != 0 {
+                    format!("not flown: {}", interrupted(signal))
+                } else {
+                    "the worker never reported".into()
+                };
+                RunRow::failed(d, why)
+            })
+        })
         .collect();
 
     let agg = Aggregate::of(&rows);
@@ -176,6 +198,7 @@ pub fn command(o: Options) -> ExitCode {
         "workers": format!("{:?}", o.workers).to_lowercase(),
         "wall_s": wall,
         "runs_per_s": o.runs as f64 / wall.max(1e-9),
+        "interrupted_by": (signal != 0).then(|| lockstep_abi::signal_name(signal as i32)),
         "stats": agg.stats,
     });
     let text = serde_json::to_string_pretty(&summary).expect("a summary is JSON");
@@ -219,7 +242,24 @@ pub fn command(o: Options) -> ExitCode {
             say!("histograms    {}", f.display());
         }
     }
+    if signal != 0 {
+        warn!(
+            "lockstep {verb}: interrupted by {}: {} of {} runs flown; the rest are rows that say so",
+            lockstep_abi::signal_name(signal as i32),
+            agg.completed,
+            o.runs
+        );
+        return ExitCode::from(128 + signal as u8);
+    }
     status.into()
+}
+
+/// The reason of a run a signal stopped.
+fn interrupted(signal: usize) -> String {
+    format!(
+        "the batch was interrupted by {}",
+        lockstep_abi::signal_name(signal as i32)
+    )
 }
 
 /// Flies one run in a child `lockstep montecarlo-run` and reads its row;

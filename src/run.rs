@@ -77,7 +77,7 @@ fn status_code(e: &EngineError) -> u8 {
 
 /// SIGINT and SIGTERM set `which` to their number; a second one ends the
 /// process at once (status 128 + signal).
-fn catch_signals() -> Arc<AtomicUsize> {
+pub fn catch_signals() -> Arc<AtomicUsize> {
     let which = Arc::new(AtomicUsize::new(0));
     let again = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {

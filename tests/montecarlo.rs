@@ -307,3 +307,62 @@ fn refusals() {
     let r = lockstep(&["montecarlo", MC, "--runs", "0"]);
     assert_eq!(r.code(), 2, "{r}");
 }
+
+#[test]
+fn an_interrupted_batch_writes_every_row_and_says_why() {
+    use std::os::unix::process::CommandExt as _;
+    let dir = TempDir::new("mc-interrupt");
+    let out = dir.join("out");
+    let child = std::process::Command::new(LOCKSTEP)
+        .args([
+            "montecarlo",
+            MC,
+            "--duration",
+            "25",
+            "--set",
+            "montecarlo.motor_failure_window_s=[10.0, 20.0]",
+            "--runs",
+            "500",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // As a terminal's Ctrl-C: SIGINT to the whole process group.
+    // SAFETY: kill(2) with a negative pid signals that process group; the
+    // group is the child's own (process_group(0)).
+    let rc = unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+    assert_eq!(rc, 0);
+    let r = child.wait_with_output().unwrap();
+    let err = String::from_utf8(r.stderr).unwrap();
+    assert_eq!(r.status.code(), Some(130), "{err}");
+    assert!(
+        err.contains("lockstep montecarlo: interrupted by SIGINT"),
+        "{err}"
+    );
+    let p = out.join("runs.csv");
+    let h = header(&p);
+    let col = |n: &str| h.iter().position(|c| c == n).unwrap();
+    let rows = records(&p);
+    assert_eq!(rows.len(), 500);
+    let mut not_flown = 0;
+    for r in &rows {
+        match &r[col("status")] {
+            "completed" => {}
+            "failed" => {
+                let why = &r[col("reason")];
+                assert!(why.contains("the batch was interrupted by SIGINT"), "{why}");
+                not_flown += usize::from(why.starts_with("not flown: "));
+            }
+            other => panic!("status {other}"),
+        }
+    }
+    assert!(not_flown > 0);
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert!(s["interrupted_by"].as_str().unwrap().starts_with("SIGINT"));
+}
