@@ -330,8 +330,14 @@ fn in_child(o: &Options, draw: &Draw) -> RunRow {
             ),
         );
     };
+    // The row is the last line: an autopilot may print to stdout too.
+    let last_out = stdout
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
     if status.success()
-        && let Ok(row) = serde_json::from_str::<RunRow>(stdout.trim())
+        && let Ok(row) = serde_json::from_str::<RunRow>(last_out.trim())
     {
         return row;
     }
