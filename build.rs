@@ -155,6 +155,7 @@ fn build_broken(root: &Path, include: &Path, dir: &Path) {
         // Faults at 5 s in step, and in the other calls.
         ("step_segv", "BROKEN_STEP_SEGV"),
         ("sometimes_segv", "BROKEN_SOMETIMES_SEGV"),
+        ("prints", "BROKEN_PRINTS"),
         ("step_abort", "BROKEN_STEP_ABORT"),
         ("stack_overflow", "BROKEN_STACK_OVERFLOW"),
         ("step_exit0", "BROKEN_STEP_EXIT0"),

@@ -5,8 +5,8 @@
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use lockstep_abi::Isolation;
@@ -63,6 +63,11 @@ pub fn command(o: Options) -> ExitCode {
              motor_failure_probability, motor_failure_window_s; see docs/scenario-reference.md)",
             o.scenario.display()
         ));
+    };
+    // The rotor count names each run's failing motor, in failed rows too.
+    let rotors = match lockstep_plant::AircraftSpec::resolve(&s.spec) {
+        Ok(spec) => spec.rotors.len(),
+        Err(e) => return refuse(e.to_string()),
     };
     if o.workers == Workers::Threads {
         match lockstep_abi::AutopilotLibrary::load(&o.autopilot) {
@@ -135,16 +140,16 @@ pub fn command(o: Options) -> ExitCode {
                         break;
                     }
                     let draw = &draws[k as usize];
-                    let mut row = match o.workers {
-                        Workers::Threads => mc::fly(&s, &o.autopilot, &Isolation::InProcess, draw),
-                        Workers::Processes => in_child(&o, draw),
+                    let row = match o.workers {
+                        Workers::Threads => mc::fly(
+                            &s,
+                            &o.autopilot,
+                            &Isolation::InProcess,
+                            draw,
+                            Some(Arc::clone(&interrupt)),
+                        ),
+                        Workers::Processes => in_child(&o, draw, rotors, &interrupt),
                     };
-                    // A worker the same signal stopped was interrupted,
-                    // not failed by its autopilot.
-                    let signal = interrupt.load(Ordering::Relaxed);
-                    if signal != 0 && matches!(row.status, RunStatus::Failed(_)) {
-                        row = RunRow::failed(draw, interrupted(signal));
-                    }
                     let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                     if !o.quiet
                         && let RunStatus::Failed(why) = &row.status
@@ -175,7 +180,7 @@ pub fn command(o: Options) -> ExitCode {
                 } else {
                     "the worker never reported".into()
                 };
-                RunRow::failed(d, why)
+                RunRow::failed(d, rotors, why)
             })
         })
         .collect();
@@ -262,13 +267,20 @@ fn interrupted(signal: usize) -> String {
     )
 }
 
+/// What starts a worker's row on its stdout: the row is found by this
+/// prefix, since an autopilot may print there too (and C's buffered
+/// output reaches the pipe at exit, after the row).
+pub const ROW_PREFIX: &str = "lockstep-montecarlo-row ";
+
 /// Flies one run in a child `lockstep montecarlo-run` and reads its row;
 /// a child that dies, hangs past the limit or prints no row is a failed
-/// row naming why.
-fn in_child(o: &Options, draw: &Draw) -> RunRow {
+/// row naming why. A signal stored in `interrupt` kills the child: the
+/// row says the batch was interrupted.
+fn in_child(o: &Options, draw: &Draw, rotors: usize, interrupt: &AtomicUsize) -> RunRow {
+    let failed = |why: String| RunRow::failed(draw, rotors, why);
     let exe = match std::env::current_exe() {
         Ok(e) => e,
-        Err(e) => return RunRow::failed(draw, format!("cannot find lockstep itself: {e}")),
+        Err(e) => return failed(format!("cannot find lockstep itself: {e}")),
     };
     let mut cmd = Command::new(exe);
     cmd.arg("montecarlo-run")
@@ -285,7 +297,7 @@ fn in_child(o: &Options, draw: &Draw) -> RunRow {
         .stderr(Stdio::piped());
     let mut child = match cmd.spawn() {
         Ok(c) => c,
-        Err(e) => return RunRow::failed(draw, format!("cannot start a worker process: {e}")),
+        Err(e) => return failed(format!("cannot start a worker process: {e}")),
     };
     // Read both pipes on threads so that a chatty child never blocks.
     let mut out = child.stdout.take().expect("piped");
@@ -301,47 +313,69 @@ fn in_child(o: &Options, draw: &Draw) -> RunRow {
         s
     });
     let started = Instant::now();
-    let status = loop {
+    enum End {
+        Exited(std::process::ExitStatus),
+        Hung,
+        Interrupted(usize),
+        Lost(std::io::Error),
+    }
+    let end = loop {
+        let signal = interrupt.load(Ordering::Relaxed);
         match child.try_wait() {
-            Ok(Some(st)) => break Some(st),
-            Ok(None) if started.elapsed() >= o.run_timeout => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
+            Ok(Some(st)) => break End::Exited(st),
+            Ok(None) if signal != 0 => break End::Interrupted(signal),
+            Ok(None) if started.elapsed() >= o.run_timeout => break End::Hung,
             Ok(None) => std::thread::sleep(Duration::from_millis(2)),
-            Err(e) => return RunRow::failed(draw, format!("cannot wait for the worker: {e}")),
+            Err(e) => break End::Lost(e),
         }
     };
+    if !matches!(end, End::Exited(_)) {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
     let stdout = out_t.join().unwrap_or_default();
     let stderr = err_t.join().unwrap_or_default();
+    let status = match end {
+        End::Exited(st) => st,
+        End::Hung => {
+            return failed(format!(
+                "hung: no result within {} s of wall time (the worker was killed)",
+                o.run_timeout.as_secs_f64()
+            ));
+        }
+        End::Interrupted(sig) => return failed(interrupted(sig)),
+        End::Lost(e) => return failed(format!("cannot wait for the worker: {e}")),
+    };
+    let row = stdout
+        .lines()
+        .rev()
+        .find_map(|l| l.find(ROW_PREFIX).map(|at| &l[at + ROW_PREFIX.len()..]));
+    if status.success()
+        && let Some(Ok(row)) = row.map(serde_json::from_str::<RunRow>)
+    {
+        return row;
+    }
+    use std::os::unix::process::ExitStatusExt as _;
+    if let Some(sig) = status.signal()
+        && (sig == libc_sigint() || sig == libc_sigterm())
+    {
+        // The terminal's Ctrl-C reaches the whole process group: the
+        // worker may die of it before this process's handler has run, so
+        // give the handler a moment (100 ms) to say so.
+        for _ in 0..50 {
+            let signal = interrupt.load(Ordering::Relaxed);
+            if signal != 0 {
+                return failed(interrupted(signal));
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
     let last_err = stderr
         .lines()
         .rev()
         .find(|l| !l.trim().is_empty())
         .unwrap_or("")
         .trim();
-    let Some(status) = status else {
-        return RunRow::failed(
-            draw,
-            format!(
-                "hung: no result within {} s of wall time (the worker was killed)",
-                o.run_timeout.as_secs_f64()
-            ),
-        );
-    };
-    // The row is the last line: an autopilot may print to stdout too.
-    let last_out = stdout
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("");
-    if status.success()
-        && let Ok(row) = serde_json::from_str::<RunRow>(last_out.trim())
-    {
-        return row;
-    }
-    use std::os::unix::process::ExitStatusExt as _;
     let how = match (status.code(), status.signal()) {
         (_, Some(sig)) => format!(
             "the worker was killed by signal {}",
@@ -358,7 +392,15 @@ fn in_child(o: &Options, draw: &Draw) -> RunRow {
             last_err.trim_start_matches("lockstep montecarlo-run: ")
         )
     };
-    RunRow::failed(draw, reason)
+    failed(reason)
+}
+
+fn libc_sigint() -> i32 {
+    signal_hook::consts::SIGINT
+}
+
+fn libc_sigterm() -> i32 {
+    signal_hook::consts::SIGTERM
 }
 
 /// `lockstep montecarlo-run`: run `run` of the batch over the scenario
@@ -379,7 +421,10 @@ pub fn worker(scenario: &Path, autopilot: &Path, overrides: &[Override], run: u6
         return Exit::ConfigError.into();
     };
     let draw = Draw::new(&d, s.seed, run, s.tick);
-    let row = mc::fly(&s, autopilot, &Isolation::InProcess, &draw);
-    say!("{}", serde_json::to_string(&row).expect("a row is JSON"));
+    let row = mc::fly(&s, autopilot, &Isolation::InProcess, &draw, None);
+    say!(
+        "{ROW_PREFIX}{}",
+        serde_json::to_string(&row).expect("a row is JSON")
+    );
     ExitCode::SUCCESS
 }

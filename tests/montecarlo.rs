@@ -207,6 +207,30 @@ fn a_batch_with_a_crashing_autopilot_completes_and_reports_the_failed_runs() {
 }
 
 #[test]
+fn an_autopilot_printing_on_stdout_does_not_hide_the_rows() {
+    let dir = TempDir::new("mc-prints");
+    let scenario = idle_batch_scenario(dir.path());
+    let out = dir.join("out");
+    let lib = broken("prints");
+    let r = lockstep(&[
+        "montecarlo",
+        scenario.to_str().unwrap(),
+        "--autopilot",
+        lib.to_str().unwrap(),
+        "--runs",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code(), 0, "{r}");
+    let rows = records(&out.join("runs.csv"));
+    assert_eq!(rows.len(), 3);
+    for row in &rows {
+        assert_eq!(&row[2], "completed", "{row:?}");
+    }
+}
+
+#[test]
 fn a_hanging_run_is_killed_at_its_limit_and_reported() {
     let dir = TempDir::new("mc-hang");
     let scenario = idle_batch_scenario(dir.path());

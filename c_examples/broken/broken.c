@@ -151,6 +151,12 @@ LOCKSTEP_AP_EXPORT int32_t lockstep_autopilot_step(lockstep_autopilot *ap, uint6
 #ifdef BROKEN_NAN_OUTPUT
   out->motors[2] = NAN;
 #endif
+#ifdef BROKEN_PRINTS
+  /* Chatter on stdout, buffered by stdio (a pipe is fully buffered): it
+   * reaches the pipe at exit, after anything the harness printed. */
+  if (time_us % 1000000u == 0u) printf("autopilot says t = %llu\n", (unsigned long long)time_us);
+  if (time_us == 2000000u) printf("a line without its end ");
+#endif
 #ifdef BROKEN_SOMETIMES_SEGV
   /* Crashes in about half of the runs: those whose gyro noise at 5 s is
    * positive about x (a Monte Carlo batch's mixed fate). */

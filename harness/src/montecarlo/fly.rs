@@ -1,6 +1,8 @@
 //! One Monte Carlo run in this process.
 
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
 
 use lockstep_abi::Isolation;
 use lockstep_plant::AircraftSpec;
@@ -15,17 +17,20 @@ use crate::scenario::Scenario;
 /// `autopilot`: the draw applied, no log (a `log` cadence stays, so the
 /// boundaries are those of `fly`). Never fails: an error of any
 /// kind (the spec, the library, a crash the isolation caught, the
-/// integration) is a failed row with its reason.
-pub fn fly(base: &Scenario, autopilot: &Path, isolation: &Isolation, draw: &Draw) -> RunRow {
-    let mut row = RunRow::new(draw);
+/// integration) is a failed row with its reason. A signal number stored in
+/// `interrupt` stops the flight at its next boundary (a failed row).
+pub fn fly(
+    base: &Scenario,
+    autopilot: &Path,
+    isolation: &Isolation,
+    draw: &Draw,
+    interrupt: Option<Arc<AtomicUsize>>,
+) -> RunRow {
     let rotors = match AircraftSpec::resolve(&base.spec) {
         Ok(s) => s.rotors.len(),
-        Err(e) => {
-            row.status = RunStatus::Failed(e.to_string());
-            return row;
-        }
+        Err(e) => return RunRow::failed(draw, 0, e.to_string()),
     };
-    row.failed_motor = draw.failed_motor(rotors).map(|(m, t)| (m, t.0));
+    let mut row = RunRow::new(draw, rotors);
     let mut s = base.clone();
     draw.apply(&mut s, rotors);
     let mut engine = match Engine::with_isolation(&s, autopilot, None, isolation) {
@@ -35,6 +40,9 @@ pub fn fly(base: &Scenario, autopilot: &Path, isolation: &Isolation, draw: &Draw
             return row;
         }
     };
+    if let Some(flag) = interrupt {
+        engine.interrupt_on(flag);
+    }
     match engine.run() {
         Ok(sum) => {
             let x = engine.state();
@@ -52,7 +60,9 @@ pub fn fly(base: &Scenario, autopilot: &Path, isolation: &Isolation, draw: &Draw
                 altitude_m: -x[2],
                 on_ground: sum.on_ground,
                 max_tilt_deg: sum.max_tilt_deg,
-                min_soc: sum.min_soc,
+                // Infinite when the monitor saw no sample (a run shorter
+                // than the autopilot's period): the final charge then.
+                min_soc: sum.min_soc.min(sum.soc),
                 mission_finished: sum.mission_finished,
                 digest: format!("sha256:{digest}"),
             });

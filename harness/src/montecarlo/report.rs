@@ -49,26 +49,27 @@ pub struct RunRow {
 }
 
 impl RunRow {
-    /// The row of `draw` before its flight (failed motor unknown until the
-    /// rotor count is).
-    pub fn new(draw: &Draw) -> RunRow {
+    /// The row of `draw` for an aircraft of `rotors` rotors, before its
+    /// flight.
+    pub fn new(draw: &Draw, rotors: usize) -> RunRow {
         RunRow {
             run: draw.run,
             seed: draw.seed,
             adjust: draw.adjust,
             wind_offset_ned_mps: draw.wind_offset_ned_mps,
             noise_scale: draw.noise_scale,
-            failed_motor: None,
+            failed_motor: draw.failed_motor(rotors).map(|(m, t)| (m, t.0)),
             status: RunStatus::Completed,
             metrics: None,
         }
     }
 
-    /// The row of a run whose worker failed before reporting it.
-    pub fn failed(draw: &Draw, reason: String) -> RunRow {
+    /// The row of a run that failed (or was never flown) for `reason`,
+    /// with its draws all the same.
+    pub fn failed(draw: &Draw, rotors: usize, reason: String) -> RunRow {
         RunRow {
             status: RunStatus::Failed(reason),
-            ..RunRow::new(draw)
+            ..RunRow::new(draw, rotors)
         }
     }
 }

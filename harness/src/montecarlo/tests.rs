@@ -86,7 +86,7 @@ fn spec_adjust_scales_mass_inertia_and_every_pack() {
 
 fn row(run: u64, landing: f64, passed: bool) -> RunRow {
     let d = Draw::new(&dispersions(), 1, run, Micros(1000));
-    let mut r = RunRow::new(&d);
+    let mut r = RunRow::new(&d, 4);
     r.metrics = Some(Metrics {
         passed,
         crashes: 0,
@@ -109,6 +109,7 @@ fn aggregates_count_runs_and_take_nearest_rank_percentiles() {
         .collect();
     rows.push(RunRow::failed(
         &Draw::new(&dispersions(), 1, 20, Micros(1000)),
+        4,
         "crashed".into(),
     ));
     let a = Aggregate::of(&rows);
@@ -126,6 +127,7 @@ fn a_failed_row_has_its_draws_and_reason_but_no_measurements() {
     let d = Draw::new(&dispersions(), 1, 3, Micros(1000));
     let text = csv_text(&[RunRow::failed(
         &d,
+        4,
         "the worker was killed by signal SIGSEGV, at 5 s".into(),
     )]);
     let mut r = csv::Reader::from_reader(text.as_bytes());
@@ -138,5 +140,13 @@ fn a_failed_row_has_its_draws_and_reason_but_no_measurements() {
     assert_eq!(&rec[3], "the worker was killed by signal SIGSEGV, at 5 s");
     assert!((4..13).all(|i| rec[i].is_empty()));
     assert_eq!(&rec[13], d.adjust.mass.to_string());
+    // The drawn motor failure stays with the failed row.
+    let failed = d
+        .failed_motor(4)
+        .map(|(m, t)| (m.to_string(), (t.0 as f64 * 1e-6).to_string()));
+    assert_eq!(
+        (rec[20].to_string(), rec[21].to_string()),
+        failed.unwrap_or_default()
+    );
     assert_eq!(&rec[22], "");
 }

@@ -138,8 +138,10 @@ impl System for HeldPlant<'_> {
         // stays continuous), which alone would leave it decaying
         // exponentially for ever, through subnormal speeds. (A separate
         // pass, rarely entered, keeps the clamp above vectorized.)
+        // (Not with actuator states: a lagging actuator may still drive a
+        // rotor whose command has fallen to the deadzone.)
         let rotors = &mut x[r0..r0 + l.rotors];
-        if rotors.iter().any(|w| *w > 0.0 && *w < ROTOR_STOP_RADPS) {
+        if l.actuator_states == 0 && rotors.iter().any(|w| *w > 0.0 && *w < ROTOR_STOP_RADPS) {
             let dz = self.plant.k.deadzone;
             for (i, w) in rotors.iter_mut().enumerate() {
                 let undriven = !self.inputs.motor_enabled[i] || self.inputs.motor_cmd[i] <= dz;
