@@ -2,9 +2,9 @@
 //! `compare-integrators` and `montecarlo`, and their translation into a
 //! scenario path, an autopilot path and scenario overrides.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use lockstep_harness::scenario::Override;
+use lockstep_harness::scenario::{Override, Scenario};
 
 use crate::bundled;
 
@@ -157,4 +157,26 @@ impl ScenarioArgs {
         };
         Ok((scenario, autopilot, overrides))
     }
+}
+
+/// The files a run of `s` reads, named for the output-aliasing check
+/// (`lockstep_harness::paths::check_outputs`): the scenario, the autopilot
+/// library, the spec when it is a file, and the mission.
+pub fn inputs<'a>(
+    scenario: &'a Path,
+    autopilot: &'a Path,
+    s: &'a Scenario,
+) -> Vec<(&'static str, &'a Path)> {
+    let mut inputs = vec![
+        ("the scenario", scenario),
+        ("the autopilot library", autopilot),
+    ];
+    let spec = Path::new(&s.spec);
+    if spec.is_file() {
+        inputs.push(("the aircraft spec", spec));
+    }
+    if let Some(m) = &s.mission {
+        inputs.push(("the mission", m.as_path()));
+    }
+    inputs
 }

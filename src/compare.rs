@@ -2,7 +2,7 @@
 //! it open-loop with each integrator, print the table, write the CSV and
 //! the work–precision plot.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use lockstep_abi::Isolation;
@@ -63,17 +63,7 @@ pub fn command(o: CompareOptions) -> ExitCode {
     let recording = o.out.join(RECORDING);
     let csv_path = o.out.join(CSV);
     let plot_files = lockstep_plot::output_files(&o.out.join(PLOT_STEM));
-    let mut inputs: Vec<(&str, &Path)> = vec![
-        ("the scenario", o.scenario.as_path()),
-        ("the autopilot library", o.autopilot.as_path()),
-    ];
-    let spec_path = Path::new(&s.spec);
-    if spec_path.is_file() {
-        inputs.push(("the aircraft spec", spec_path));
-    }
-    if let Some(m) = &s.mission {
-        inputs.push(("the mission", m));
-    }
+    let inputs = crate::args::inputs(&o.scenario, &o.autopilot, &s);
     let outputs = [
         ("the recording", recording.as_path()),
         ("the CSV", csv_path.as_path()),

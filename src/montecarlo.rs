@@ -2,7 +2,6 @@
 //! dispersions of its `[montecarlo]` section, on `--jobs` workers; and
 //! `lockstep montecarlo-run`, the hidden verb a worker process runs.
 
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -91,13 +90,7 @@ pub fn command(o: Options) -> ExitCode {
     let csv_path = o.out.join(RUNS_CSV);
     let summary_path = o.out.join(SUMMARY);
     let plots = lockstep_plot::output_files(&o.out.join(HISTOGRAMS));
-    let mut inputs: Vec<(&str, &Path)> = vec![
-        ("the scenario", o.scenario.as_path()),
-        ("the autopilot library", o.autopilot.as_path()),
-    ];
-    if let Some(m) = &s.mission {
-        inputs.push(("the mission", m));
-    }
+    let inputs = crate::args::inputs(&o.scenario, &o.autopilot, &s);
     let outputs = [
         ("the runs' CSV", csv_path.as_path()),
         ("the summary", summary_path.as_path()),
@@ -300,18 +293,8 @@ fn in_child(o: &Options, draw: &Draw, rotors: usize, interrupt: &AtomicUsize) ->
         Err(e) => return failed(format!("cannot start a worker process: {e}")),
     };
     // Read both pipes on threads so that a chatty child never blocks.
-    let mut out = child.stdout.take().expect("piped");
-    let mut err = child.stderr.take().expect("piped");
-    let out_t = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
-    let err_t = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
+    let out_t = read_all(child.stdout.take().expect("piped"));
+    let err_t = read_all(child.stderr.take().expect("piped"));
     let started = Instant::now();
     enum End {
         Exited(std::process::ExitStatus),
@@ -357,7 +340,7 @@ fn in_child(o: &Options, draw: &Draw, rotors: usize, interrupt: &AtomicUsize) ->
     }
     use std::os::unix::process::ExitStatusExt as _;
     if let Some(sig) = status.signal()
-        && (sig == libc_sigint() || sig == libc_sigterm())
+        && (sig == signal_hook::consts::SIGINT || sig == signal_hook::consts::SIGTERM)
     {
         // The terminal's Ctrl-C reaches the whole process group: the
         // worker may die of it before this process's handler has run, so
@@ -395,12 +378,13 @@ fn in_child(o: &Options, draw: &Draw, rotors: usize, interrupt: &AtomicUsize) ->
     failed(reason)
 }
 
-fn libc_sigint() -> i32 {
-    signal_hook::consts::SIGINT
-}
-
-fn libc_sigterm() -> i32 {
-    signal_hook::consts::SIGTERM
+/// Reads a pipe to its end on a thread of its own.
+fn read_all(mut r: impl std::io::Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = r.read_to_string(&mut s);
+        s
+    })
 }
 
 /// `lockstep montecarlo-run`: run `run` of the batch over the scenario

@@ -166,17 +166,7 @@ pub fn fly(o: FlyOptions) -> ExitCode {
     }
     let autopilot = o.autopilot.as_path();
     let scenario = o.scenario.as_path();
-    let spec_path = Path::new(&s.spec);
-    let mut inputs: Vec<(&str, &Path)> = vec![
-        ("the scenario", scenario),
-        ("the autopilot library", autopilot),
-    ];
-    if spec_path.is_file() {
-        inputs.push(("the aircraft spec", spec_path));
-    }
-    if let Some(m) = &s.mission {
-        inputs.push(("the mission", m));
-    }
+    let inputs = crate::args::inputs(scenario, autopilot, &s);
     let sidecar = log.as_deref().map(lockstep_harness::log_meta::sidecar_path);
     let plot_files: Vec<PathBuf> = plot
         .iter()

@@ -198,4 +198,22 @@ fn refused_options_say_why() {
         assert!(r.stderr.contains(expected), "{args:?}: {r}");
         assert!(!out.join("integrators.csv").exists());
     }
+    let dir = TempDir::new("compare-out-file");
+    let file = dir.join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let r = lockstep(&[
+        "compare-integrators",
+        "--duration",
+        "3",
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code(), 2, "{r}");
+    assert!(
+        r.stderr.contains(&format!(
+            "lockstep compare-integrators: --out {}: cannot create the directory",
+            file.display()
+        )),
+        "{r}"
+    );
 }

@@ -151,24 +151,32 @@ fn idle_batch_scenario(dir: &Path) -> std::path::PathBuf {
     p
 }
 
-#[test]
-fn a_batch_with_a_crashing_autopilot_completes_and_reports_the_failed_runs() {
-    let dir = TempDir::new("mc-crash");
+/// A batch of `runs` over the idle scenario with the broken fixture
+/// `case` as autopilot: its output and the directory it wrote.
+fn broken_batch(name: &str, case: &str, runs: &str, extra: &[&str]) -> (Ran, TempDir) {
+    let dir = TempDir::new(name);
     let scenario = idle_batch_scenario(dir.path());
     let out = dir.join("out");
-    let lib = broken("sometimes_segv");
-    let r = lockstep(&[
+    let lib = broken(case);
+    let mut args = vec![
         "montecarlo",
         scenario.to_str().unwrap(),
         "--autopilot",
         lib.to_str().unwrap(),
         "--runs",
-        "8",
-        "--jobs",
-        "2",
+        runs,
         "--out",
         out.to_str().unwrap(),
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let r = lockstep(&args);
+    (r, dir)
+}
+
+#[test]
+fn a_batch_with_a_crashing_autopilot_completes_and_reports_the_failed_runs() {
+    let (r, dir) = broken_batch("mc-crash", "sometimes_segv", "8", &["--jobs", "2"]);
+    let out = dir.join("out");
     assert_eq!(r.code(), 0, "{r}");
     let p = out.join("runs.csv");
     let h = header(&p);
@@ -208,20 +216,8 @@ fn a_batch_with_a_crashing_autopilot_completes_and_reports_the_failed_runs() {
 
 #[test]
 fn an_autopilot_printing_on_stdout_does_not_hide_the_rows() {
-    let dir = TempDir::new("mc-prints");
-    let scenario = idle_batch_scenario(dir.path());
+    let (r, dir) = broken_batch("mc-prints", "prints", "3", &[]);
     let out = dir.join("out");
-    let lib = broken("prints");
-    let r = lockstep(&[
-        "montecarlo",
-        scenario.to_str().unwrap(),
-        "--autopilot",
-        lib.to_str().unwrap(),
-        "--runs",
-        "3",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
     assert_eq!(r.code(), 0, "{r}");
     let rows = records(&out.join("runs.csv"));
     assert_eq!(rows.len(), 3);
@@ -232,22 +228,8 @@ fn an_autopilot_printing_on_stdout_does_not_hide_the_rows() {
 
 #[test]
 fn a_hanging_run_is_killed_at_its_limit_and_reported() {
-    let dir = TempDir::new("mc-hang");
-    let scenario = idle_batch_scenario(dir.path());
+    let (r, dir) = broken_batch("mc-hang", "step_hang", "2", &["--run-timeout", "1.5"]);
     let out = dir.join("out");
-    let lib = broken("step_hang");
-    let r = lockstep(&[
-        "montecarlo",
-        scenario.to_str().unwrap(),
-        "--autopilot",
-        lib.to_str().unwrap(),
-        "--runs",
-        "2",
-        "--run-timeout",
-        "1.5",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
     assert_eq!(r.code(), 0, "{r}");
     let rows = records(&out.join("runs.csv"));
     for row in &rows {
@@ -330,6 +312,48 @@ fn refusals() {
     assert!(r.stderr.contains("is not re-entrant"), "{r}");
     let r = lockstep(&["montecarlo", MC, "--runs", "0"]);
     assert_eq!(r.code(), 2, "{r}");
+    // --out naming a file.
+    let file = dir.join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let r = lockstep(&[
+        "montecarlo",
+        MC,
+        "--runs",
+        "2",
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code(), 2, "{r}");
+    assert!(
+        r.stderr.contains(&format!(
+            "lockstep montecarlo: --out {}: cannot create the directory",
+            file.display()
+        )),
+        "{r}"
+    );
+    // An output that would overwrite an input: the spec file is runs.csv.
+    let out = dir.join("aliased");
+    std::fs::create_dir_all(&out).unwrap();
+    let spec = out.join("runs.csv");
+    let text = lockstep(&["specs", "iris", "--resolved"]).stdout;
+    std::fs::write(&spec, &text).unwrap();
+    let r = lockstep(&[
+        "montecarlo",
+        MC,
+        "--runs",
+        "2",
+        "--spec",
+        spec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code(), 2, "{r}");
+    assert!(r.stderr.contains("the aircraft spec"), "{r}");
+    assert_eq!(
+        std::fs::read_to_string(&spec).unwrap(),
+        text,
+        "the spec is untouched"
+    );
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::{COLORS, PlotError, output_files, register_font};
+use crate::{COLORS, Figure, PlotError, write_png_svg};
 
 const BINS: usize = 20;
 
@@ -37,27 +37,16 @@ pub fn bins(v: &[f64]) -> (f64, f64, Vec<u64>) {
 
 /// Writes `<stem>.png` and `<stem>.svg`: a histogram per named series.
 pub fn histograms(series: &[(String, Vec<f64>)], stem: &Path) -> Result<Vec<PathBuf>, PlotError> {
-    register_font();
-    let [png, svg] = output_files(stem);
     let size = (1400, 400 * series.len().div_ceil(2).max(1) as u32);
-    let draw_err = |p: &Path| {
-        let path = p.display().to_string();
-        move |reason: String| PlotError::Draw {
-            path: path.clone(),
-            reason,
-        }
-    };
-    {
-        let root = BitMapBackend::new(&png, size).into_drawing_area();
-        figure(&root, series).map_err(draw_err(&png))?;
-        root.present().map_err(|e| draw_err(&png)(e.to_string()))?;
+    write_png_svg(stem, size, &Histograms(series))
+}
+
+struct Histograms<'a>(&'a [(String, Vec<f64>)]);
+
+impl Figure for Histograms<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        figure(root, self.0)
     }
-    {
-        let root = SVGBackend::new(&svg, size).into_drawing_area();
-        figure(&root, series).map_err(draw_err(&svg))?;
-        root.present().map_err(|e| draw_err(&svg)(e.to_string()))?;
-    }
-    Ok(vec![png, svg])
 }
 
 fn figure<DB: DrawingBackend>(

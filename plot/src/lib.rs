@@ -129,30 +129,63 @@ pub fn plot_log(
     waypoints: &[(f64, f64)],
 ) -> Result<Vec<PathBuf>, PlotError> {
     let s = Series::read(log)?;
-    register_font();
-    let [png, svg] = output_files(stem);
     let title = log.file_name().map_or_else(
         || log.display().to_string(),
         |f| f.to_string_lossy().into_owned(),
     );
-    let draw_err = |p: &Path| {
-        let path = p.display().to_string();
-        move |reason: String| PlotError::Draw {
-            path: path.clone(),
-            reason,
-        }
+    write_png_svg(
+        stem,
+        SIZE,
+        &FlightFigure {
+            s: &s,
+            waypoints,
+            title: &title,
+        },
+    )
+}
+
+/// A figure drawn the same way on any plotters backend.
+trait Figure {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String>;
+}
+
+/// Draws `fig` into `<stem>.png` and `<stem>.svg` of `size` pixels; the
+/// files written, or the error naming the file that failed.
+fn write_png_svg(
+    stem: &Path,
+    size: (u32, u32),
+    fig: &impl Figure,
+) -> Result<Vec<PathBuf>, PlotError> {
+    register_font();
+    let [png, svg] = output_files(stem);
+    let failed = |p: &Path, reason: String| PlotError::Draw {
+        path: p.display().to_string(),
+        reason,
     };
     {
-        let root = BitMapBackend::new(&png, SIZE).into_drawing_area();
-        figure(&root, &s, waypoints, &title).map_err(draw_err(&png))?;
-        root.present().map_err(|e| draw_err(&png)(e.to_string()))?;
+        let root = BitMapBackend::new(&png, size).into_drawing_area();
+        fig.draw(&root).map_err(|r| failed(&png, r))?;
+        root.present().map_err(|e| failed(&png, e.to_string()))?;
     }
     {
-        let root = SVGBackend::new(&svg, SIZE).into_drawing_area();
-        figure(&root, &s, waypoints, &title).map_err(draw_err(&svg))?;
-        root.present().map_err(|e| draw_err(&svg)(e.to_string()))?;
+        let root = SVGBackend::new(&svg, size).into_drawing_area();
+        fig.draw(&root).map_err(|r| failed(&svg, r))?;
+        root.present().map_err(|e| failed(&svg, e.to_string()))?;
     }
     Ok(vec![png, svg])
+}
+
+/// The flight log's ten panels.
+struct FlightFigure<'a> {
+    s: &'a Series,
+    waypoints: &'a [(f64, f64)],
+    title: &'a str,
+}
+
+impl Figure for FlightFigure<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        figure(root, self.s, self.waypoints, self.title)
+    }
 }
 
 /// The files [`plot_log`] writes for `stem`: `<stem>.png` and `<stem>.svg`

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::{COLORS, PlotError, output_files, register_font};
+use crate::{COLORS, Figure, PlotError, write_png_svg};
 
 const SIZE: (u32, u32) = (1600, 720);
 
@@ -42,26 +42,27 @@ pub fn work_precision(
     title: &str,
     stem: &Path,
 ) -> Result<Vec<PathBuf>, PlotError> {
-    register_font();
-    let [png, svg] = output_files(stem);
-    let draw_err = |p: &Path| {
-        let path = p.display().to_string();
-        move |reason: String| PlotError::Draw {
-            path: path.clone(),
-            reason,
-        }
-    };
-    {
-        let root = BitMapBackend::new(&png, SIZE).into_drawing_area();
-        figure(&root, series, error_name, title).map_err(draw_err(&png))?;
-        root.present().map_err(|e| draw_err(&png)(e.to_string()))?;
+    write_png_svg(
+        stem,
+        SIZE,
+        &Wp {
+            series,
+            error_name,
+            title,
+        },
+    )
+}
+
+struct Wp<'a> {
+    series: &'a [WorkSeries],
+    error_name: &'a str,
+    title: &'a str,
+}
+
+impl Figure for Wp<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+        figure(root, self.series, self.error_name, self.title)
     }
-    {
-        let root = SVGBackend::new(&svg, SIZE).into_drawing_area();
-        figure(&root, series, error_name, title).map_err(draw_err(&svg))?;
-        root.present().map_err(|e| draw_err(&svg)(e.to_string()))?;
-    }
-    Ok(vec![png, svg])
 }
 
 fn figure<DB: DrawingBackend>(
