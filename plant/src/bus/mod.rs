@@ -250,6 +250,16 @@ pub struct BusSolution {
     pub duty_scale: f64,
 }
 
+/// The load current at a root `v` of `(G + A) V^2 - (G E + B) V + P = 0`:
+/// there `A V - B + P / V = G (E - V)`, the source's current, which costs no
+/// division (`E - V` is exact for `V` in `[E/2, E]`), and a single
+/// battery's current `(E - V) G` is then the load bit for bit. A root clamped at `E` (motors feeding back more than the
+/// avionics take) does not satisfy the equation: `load` gives the sum then.
+#[inline(always)]
+fn supplied(g: f64, e: f64, v: f64, load: impl FnOnce() -> f64) -> f64 {
+    if v < e { g * (e - v) } else { load() }
+}
+
 /// The non-negative root of `a x^2 + b x + c = 0` with `a >= 0` and
 /// `c <= 0` (computed without cancellation), if there is one.
 fn positive_root(a: f64, b: f64, c: f64) -> Option<f64> {
@@ -392,7 +402,7 @@ pub fn solve(
                 if v >= floor_v && motors.scan(v, current_a).set == (driven, 0) {
                     return BusSolution {
                         voltage_v: v,
-                        load_a: a * v - b + avionics_w / v,
+                        load_a: supplied(g, e, v, || a * v - b + avionics_w / v),
                         duty_scale: 1.0,
                     };
                 }
@@ -467,7 +477,7 @@ fn solve_general(
                 // The sums describe this set's load exactly.
                 return BusSolution {
                     voltage_v: v,
-                    load_a: a * v - b + p / v,
+                    load_a: supplied(g, e, v, || a * v - b + p / v),
                     duty_scale: 1.0,
                 };
             }

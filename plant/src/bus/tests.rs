@@ -382,3 +382,26 @@ fn a_limiter_root_above_one_means_the_bus_balances_above_the_floor() {
     assert!(b.duty_scale < 1.0 && b.voltage_v == 11.9, "{b:?}");
     assert!((b.load_a / ((e - 11.9) / r0) - 1.0).abs() < 1e-12, "{b:?}");
 }
+
+#[test]
+fn a_single_batterys_current_is_the_load_bit_for_bit() {
+    let (emf, g) = (12.4, 1.0 / 0.02);
+    let s = Source::single(emf, g, true);
+    // Linear motors (the inlined path) and one at its limit at E (the
+    // general path), each at an operating point below E.
+    for (duty, limit) in [([0.5, 0.6, 0.55, 0.5], 60.0), ([1.0, 0.6, 0.55, 0.5], 25.0)] {
+        let m = motors(&duty, &[1.5, 2.0, 1.8, 1.5], limit);
+        let mut cur = [0.0; 4];
+        let b = solve(&s, 0.0, &m, 5.0, &mut cur);
+        assert!(b.voltage_v < emf && b.duty_scale == 1.0, "{b:?}");
+        let battery = s.battery_current(Sharing::Resistance, emf, g, b.voltage_v, b.load_a);
+        assert_eq!(battery.to_bits(), b.load_a.to_bits(), "{duty:?}");
+        // And the load is still what the motors and avionics draw.
+        let drawn = m.bus_current(b.voltage_v, 1.0) + 5.0 / b.voltage_v;
+        assert!(
+            (b.load_a - drawn).abs() < 1e-12 * drawn,
+            "{} vs {drawn}",
+            b.load_a
+        );
+    }
+}
