@@ -16,54 +16,67 @@ impl Engine {
         meta.write(path)
     }
 
-    pub(super) fn stage_log(&mut self, t: Micros, due: Due) -> Result<(), EngineError> {
-        let (Some(log), Some(c)) = (&mut self.log, self.cad.log) else {
+    /// Writes a row where the log is due (where the sensors stage has
+    /// computed the plant's outputs).
+    pub(super) fn stage_log(&mut self, t: Micros, log_due: bool) -> Result<(), EngineError> {
+        let Some(log) = &mut self.log else {
             return Ok(());
         };
-        if !due.contains(c) {
+        if !log_due {
             return Ok(());
         }
+        let v = &self.vehicle;
+        let (plant, x, inputs) = (&v.physics.plant, &v.physics.x, &v.physics.inputs);
         let r = &mut self.row;
+        let o = &v.outputs;
+        for i in 0..plant.rotors.len() {
+            r.rotor_speed[i] = o.rotors[i].speed_radps;
+            r.rotor_thrust[i] = o.rotors[i].thrust_n;
+        }
+        for j in 0..plant.batteries.len() {
+            let b = o.batteries[j];
+            r.batteries[j] = [b.voltage_v, b.current_a, b.soc];
+        }
+        r.air_density = o.air_density_kgpm3;
+        r.bus = [o.bus_voltage_v, o.bus_current_a];
         r.time_us = t.0;
-        r.truth.copy_from_slice(&self.x[..13]);
-        let g = self
-            .plant
-            .origin
-            .to_geodetic([self.x[0], self.x[1], self.x[2]]);
+        r.truth.copy_from_slice(&x[..13]);
+        let g = plant.origin.to_geodetic([x[0], x[1], x[2]]);
         r.geodetic = [g.lat_deg, g.lon_deg, g.alt_m];
-        let e = &self.frame.estimate;
+        let e = &v.avionics.frame.estimate;
         r.estimate[..3].copy_from_slice(&e.position_ned_m);
         r.estimate[3..6].copy_from_slice(&e.velocity_ned_mps);
         r.estimate[6..10].copy_from_slice(&e.attitude_q);
         r.estimate[10..13].copy_from_slice(&e.rates_frd_radps);
-        let s = &self.act.setpoints;
+        let act = &v.avionics.act;
+        let s = &act.setpoints;
         r.setpoints[..3].copy_from_slice(&s.position_ned_m);
         r.setpoints[3..6].copy_from_slice(&s.velocity_ned_mps);
         r.setpoints[6..9].copy_from_slice(&s.accel_ned_mps2);
         r.setpoints[9] = s.yaw_rad;
         r.setpoints[10] = s.thrust_n;
-        let n = self.plant.rotors.len();
-        r.motors.copy_from_slice(&self.act.motors[..n]);
-        r.wind = self.wind_now;
-        r.mode = self.act.mode;
-        r.armed = self.act.armed;
-        r.mission_current = self.act.mission_current;
-        r.mission_finished = self.act.mission_finished;
+        let n = plant.rotors.len();
+        r.motors.copy_from_slice(&act.motors[..n]);
+        r.wind = self.world.wind_now;
+        r.mode = act.mode;
+        r.armed = act.armed;
+        r.mission_current = act.mission_current;
+        r.mission_finished = act.mission_finished;
         let mut faults = 0u64;
         for i in 0..n {
-            if !self.inputs.motor_enabled[i] {
+            if !inputs.motor_enabled[i] {
                 faults |= 1 << (fault_bits::MOTOR_FAILED + i as u32);
             }
-            if self.inputs.thrust_scale[i] != 1.0 {
+            if inputs.thrust_scale[i] != 1.0 {
                 faults |= 1 << fault_bits::THRUST_LOSS;
             }
         }
-        for j in 0..self.plant.batteries.len() {
-            if !self.inputs.battery_connected[j] {
+        for j in 0..plant.batteries.len() {
+            if !inputs.battery_connected[j] {
                 faults |= 1 << (fault_bits::BATTERY + j as u32);
             }
         }
-        for (k, f) in self.sensor_faults.iter().enumerate() {
+        for (k, f) in v.avionics.sensor_faults.iter().enumerate() {
             if *f != SensorFault::default() {
                 faults |= 1 << (fault_bits::SENSOR + k as u32);
             }

@@ -154,6 +154,21 @@ pub struct Event {
     pub action: Action,
 }
 
+impl Action {
+    /// Whether the action changes the plant (its motors or batteries) rather
+    /// than the autopilot's commands, the wind or the sensors.
+    pub fn acts_on_plant(&self) -> bool {
+        matches!(
+            self,
+            Action::MotorFail { .. }
+                | Action::MotorRestore { .. }
+                | Action::ThrustLoss { .. }
+                | Action::BatteryDisconnect { .. }
+                | Action::BatteryReconnect { .. }
+        )
+    }
+}
+
 impl std::fmt::Display for Action {
     /// The action as the scenario names it, with its arguments:
     /// `motor_fail motor 0`, `wind_gust [3, 0, 0] m/s`.

@@ -1,0 +1,344 @@
+//! Building a run from a scenario, in parts that every front end shares:
+//! the spec resolved and adjusted, the world origin chosen and the plant
+//! built ([`resolve`]); the autopilot loaded, configured and given its
+//! mission ([`open_autopilot`]); the world's timeline, events and wind
+//! ([`build_world`]); the sensors and estimator ([`build_avionics`]); and,
+//! for the whole-vehicle engine, the plant's integrator and the log.
+
+use super::*;
+use crate::sensors::{Baro, Estimator, Gps, History, Imu, Mag};
+use crate::wind::Wind;
+use lockstep_plant::integrate::Options;
+
+/// An error about the scenario file's content.
+pub(crate) fn invalid(scenario: &Scenario, reason: String) -> EngineError {
+    EngineError::Invalid {
+        file: scenario.file.display().to_string(),
+        reason,
+    }
+}
+
+/// The scenario's aircraft: the adjusted spec, the plant built at the world
+/// origin, and the mission (if any).
+pub(crate) struct Resolved {
+    pub(crate) spec: AircraftSpec,
+    pub(crate) plant: Multirotor,
+    pub(crate) mission: Option<Mission>,
+}
+
+pub(crate) fn resolve(scenario: &Scenario) -> Result<Resolved, EngineError> {
+    let invalid = |reason: String| invalid(scenario, reason);
+    let mut spec = AircraftSpec::resolve(&scenario.spec)?;
+    scenario.adjust.apply(&mut spec);
+    let mission = match &scenario.mission {
+        Some(m) => Some((m.as_path(), Mission::load(m)?)),
+        None => None,
+    };
+    // The world origin: the scenario's, the mission's home, or the
+    // spec's; a mission far from it is refused.
+    let env = &mut spec.environment;
+    let spec_origin = crate::world::Geo {
+        lat_deg: env.origin_lat_deg,
+        lon_deg: env.origin_lon_deg,
+        alt_m: env.origin_alt_m,
+    };
+    let (origin, _) = crate::world::origin(
+        &scenario.world,
+        spec_origin,
+        mission.as_ref().map(|(p, m)| (*p, m)),
+    )
+    .map_err(&invalid)?;
+    env.origin_lat_deg = origin.lat_deg;
+    env.origin_lon_deg = origin.lon_deg;
+    env.origin_alt_m = origin.alt_m;
+    let plant = spec.build_named(&scenario.spec)?;
+    for (i, ev) in scenario.events.iter().enumerate() {
+        match ev.action {
+            Action::MotorFail { motor }
+            | Action::MotorRestore { motor }
+            | Action::ThrustLoss { motor, .. }
+                if motor >= plant.rotors.len() =>
+            {
+                return Err(invalid(format!(
+                    "key `events[{i}].motor`: motor {motor}, but {} has {}",
+                    plant.name,
+                    numbered(plant.rotors.len(), "motor")
+                )));
+            }
+            Action::BatteryDisconnect { battery } | Action::BatteryReconnect { battery }
+                if battery >= plant.batteries.len() =>
+            {
+                return Err(invalid(format!(
+                    "key `events[{i}].battery`: battery {battery}, but {} has {}",
+                    plant.name,
+                    numbered(plant.batteries.len(), "battery")
+                )));
+            }
+            _ => {}
+        }
+    }
+    Ok(Resolved {
+        spec,
+        plant,
+        mission: mission.map(|(_, m)| m),
+    })
+}
+
+/// A cadence's period, or an error naming it.
+pub(crate) fn period(scenario: &Scenario, name: &str) -> Result<Micros, EngineError> {
+    scenario
+        .cadence(name)
+        .ok_or_else(|| invalid(scenario, format!("no `{name}` cadence")))
+}
+
+/// The autopilot library loaded and validated, configured for `plant`, with
+/// the scenario's parameters set and its mission uploaded.
+pub(crate) fn open_autopilot(
+    scenario: &Scenario,
+    resolved: &Resolved,
+    autopilot: &Path,
+    isolation: &Isolation,
+) -> Result<Autopilot, EngineError> {
+    let ap_period = period(scenario, "autopilot")?;
+    let mut ap = Autopilot::open(
+        autopilot,
+        &autopilot_config(&resolved.plant, ap_period),
+        isolation,
+    )?;
+    crate::autopilot_params::apply(&mut ap, &scenario.autopilot_params)
+        .map_err(|(key, e)| invalid(scenario, format!("key `{key}`: {e}")))?;
+    if let Some(m) = &resolved.mission {
+        ap.upload_mission(&m.items)?;
+    }
+    Ok(ap)
+}
+
+/// Whose physics a world's vehicle runs, which decides the boundaries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Physics {
+    /// Ours at the scenario's engine: fixed-step has physics boundaries,
+    /// event-driven spans the intervals between the others.
+    Own,
+    /// The host's: no physics or log boundaries, the host steps its plant
+    /// from one boundary of the sensors and autopilot to the next.
+    Host,
+}
+
+/// The world: the timeline of the cadences and event times, the events,
+/// the wind; and the finest period on it.
+pub(crate) fn build_world(
+    scenario: &Scenario,
+    physics: Physics,
+) -> Result<(World, u64), EngineError> {
+    let physics_period = period(scenario, "physics")?;
+    let event_times: Vec<Micros> = scenario
+        .events
+        .iter()
+        .filter_map(|e| match e.trigger {
+            Trigger::At(t) => Some(t),
+            Trigger::When(_) => None,
+        })
+        .collect();
+    let keep = |name: &str| match (physics, scenario.engine) {
+        (Physics::Own, EngineKind::FixedStep) => true,
+        (Physics::Own, EngineKind::EventDriven) => name != "physics",
+        (Physics::Host, _) => name != "physics" && name != "log",
+    };
+    let cadences: Vec<_> = scenario
+        .cadences
+        .iter()
+        .filter(|c| keep(&c.name))
+        .cloned()
+        .collect();
+    let finest = cadences
+        .iter()
+        .map(|c| c.period.0)
+        .min()
+        .unwrap_or(physics_period.0);
+    let timeline = Timeline::new(cadences, event_times, scenario.duration)?;
+    let idx = |name: &str| {
+        timeline
+            .index_of(name)
+            .ok_or_else(|| invalid(scenario, format!("no `{name}` cadence")))
+    };
+    let cad = Cad {
+        autopilot: idx("autopilot")?,
+        imu: idx("imu")?,
+        mag: idx("mag")?,
+        baro: idx("baro")?,
+        gps: idx("gps")?,
+        estimator: idx("estimator")?,
+        wind: idx("wind")?,
+        log: timeline.index_of("log"),
+    };
+    let rng = RngStreams::new(scenario.seed);
+    let world = World {
+        timeline,
+        cad,
+        wind: Wind::new(scenario.wind, rng.stream("wind")),
+        wind_now: [0.0; 3],
+        events: scenario.events.iter().map(|e| (*e, false)).collect(),
+        pending_when: scenario
+            .events
+            .iter()
+            .filter(|e| matches!(e.trigger, Trigger::When(_)))
+            .count(),
+        mission_started: None,
+        now: Micros::ZERO,
+        boundaries: 0,
+        journal: Default::default(),
+    };
+    Ok((world, finest))
+}
+
+/// The sensors and estimator of the scenario for `plant` (its origin), with
+/// a truth history long enough for their delays at boundaries `finest`
+/// apart, feeding `ap`.
+pub(crate) fn build_avionics(
+    scenario: &Scenario,
+    plant: &Multirotor,
+    ap: Autopilot,
+    finest: u64,
+) -> Avionics {
+    let rng = RngStreams::new(scenario.seed);
+    let sensors = scenario.sensors;
+    let gps_cfg = sensors.gps;
+    let est_cfg = sensors.estimator;
+    let longest = gps_cfg.delay.0.max(est_cfg.delay.0);
+    let event_times = scenario
+        .events
+        .iter()
+        .filter(|e| matches!(e.trigger, Trigger::At(_)))
+        .count();
+    let history = History::with_capacity((longest / finest) as usize + event_times + 4);
+    let origin = plant.origin;
+    Avionics::new(
+        Imu::new(sensors.imu, rng.stream("sensor.imu")),
+        Mag::new(
+            sensors.mag_field_ned_gauss,
+            sensors.mag_noise_gauss,
+            rng.stream("sensor.mag"),
+        ),
+        Baro::new(
+            origin.geodetic.alt_m,
+            sensors.baro_noise_pa,
+            rng.stream("sensor.baro"),
+        ),
+        Gps::new(gps_cfg, origin, rng.stream("sensor.gps")),
+        Estimator::new(est_cfg, rng.stream("estimator")),
+        history,
+        ap,
+    )
+}
+
+/// `plant` at rest at the scenario's start, stepped by its integrator: at
+/// most one physics period per step for the fixed-step engine, up to the
+/// whole interval between boundaries for the event-driven one.
+fn plant_runner(scenario: &Scenario, plant: Multirotor) -> Result<PlantRunner, EngineError> {
+    let opts = match scenario.engine {
+        EngineKind::FixedStep => Options {
+            max_step_ticks: period(scenario, "physics")?.0,
+            ..Options::default()
+        },
+        EngineKind::EventDriven => Options {
+            max_step_ticks: scenario.duration.0.max(1),
+            ..Options::default()
+        },
+    };
+    let (n, e, yaw) = scenario.start;
+    let x = plant.resting_state(n, e, yaw.to_radians());
+    Ok(PlantRunner::new(plant, x, scenario.integrator, opts)?)
+}
+
+impl PlantRunner {
+    /// The plant a scenario flies, as a whole vehicle would: its aircraft at
+    /// the world origin, at rest at the start, with the scenario's
+    /// integrator (for a host that runs its own controller or autopilot).
+    pub fn from_scenario(scenario: &Scenario) -> Result<PlantRunner, EngineError> {
+        let Resolved { plant, .. } = resolve(scenario)?;
+        plant_runner(scenario, plant)
+    }
+}
+
+impl Engine {
+    /// Builds the run of `scenario` with the autopilot library at
+    /// `autopilot`, logging to `log` when the scenario has a log cadence;
+    /// the library runs as [`Isolation::default`] says.
+    pub fn new(
+        scenario: &Scenario,
+        autopilot: &Path,
+        log: Option<&Path>,
+    ) -> Result<Engine, EngineError> {
+        Engine::with_isolation(scenario, autopilot, log, &Isolation::default())
+    }
+
+    /// [`Engine::new`] with the autopilot in this process or isolated in a
+    /// child process, as `isolation` says.
+    pub fn with_isolation(
+        scenario: &Scenario,
+        autopilot: &Path,
+        log: Option<&Path>,
+        isolation: &Isolation,
+    ) -> Result<Engine, EngineError> {
+        let resolved = resolve(scenario)?;
+        period(scenario, "physics")?;
+        let ap = open_autopilot(scenario, &resolved, autopilot, isolation)?;
+        let (world, finest) = build_world(scenario, Physics::Own)?;
+        let Resolved { spec, plant, .. } = resolved;
+        let avionics = build_avionics(scenario, &plant, ap, finest);
+        let origin = plant.origin;
+        let nr = plant.rotors.len();
+        let nb = plant.batteries.len();
+        let row = LogRow {
+            motors: vec![0.0; nr],
+            rotor_speed: vec![0.0; nr],
+            rotor_thrust: vec![0.0; nr],
+            batteries: vec![[0.0; 3]; nb],
+            ..LogRow::default()
+        };
+        let log_meta = match (log, world.cad.log) {
+            (Some(path), Some(_)) => {
+                let g = origin.geodetic;
+                let meta = LogMeta::new(
+                    &scenario.file,
+                    &plant.name,
+                    scenario.seed,
+                    autopilot,
+                    crate::log_meta::Origin {
+                        lat_deg: g.lat_deg,
+                        lon_deg: g.lon_deg,
+                        alt_m: g.alt_m,
+                    },
+                    nr,
+                    nb,
+                );
+                let meta = LogMeta {
+                    mission: scenario.mission.as_ref().map(|m| m.display().to_string()),
+                    ..meta
+                };
+                Some((path.to_path_buf(), meta))
+            }
+            _ => None,
+        };
+        let log = match &log_meta {
+            Some((path, meta)) => {
+                let log = FlightLog::create(path, &row)?;
+                meta.write(path)?;
+                Some(log)
+            }
+            None => None,
+        };
+        let physics = plant_runner(scenario, plant)?;
+        Ok(Engine {
+            world,
+            vehicle: Vehicle::new(physics, avionics, Monitor::new(scenario.expect)),
+            log,
+            log_meta,
+            row,
+            spec,
+            seed: scenario.seed,
+            recorder: None,
+            interrupt: None,
+        })
+    }
+}

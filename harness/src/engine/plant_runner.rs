@@ -1,0 +1,116 @@
+//! Our plant, integrated between boundaries with its inputs held: the
+//! physics of a whole vehicle, and on its own the plant-only mode (a host
+//! with its own controller sets the actuator commands and steps it).
+
+use lockstep_plant::integrate::{Integrator, IntegratorError, Method, Options, Stats};
+use lockstep_plant::{HeldPlant, Multirotor, PlantInputs, PlantOutputs};
+
+use crate::Micros;
+
+/// A plant, its state, the inputs it holds, and the integrator that steps it.
+#[derive(Debug, Clone)]
+pub struct PlantRunner {
+    pub(crate) plant: Multirotor,
+    pub(crate) x: Vec<f64>,
+    pub(crate) inputs: PlantInputs,
+    integ: Integrator,
+    now: Micros,
+}
+
+impl PlantRunner {
+    /// `plant` at state `x` (at time 0), stepped by `method` with `options`;
+    /// every input at its default (motors enabled at zero command, batteries
+    /// connected, no wind).
+    pub fn new(
+        plant: Multirotor,
+        x: Vec<f64>,
+        method: Method,
+        options: Options,
+    ) -> Result<PlantRunner, IntegratorError> {
+        if x.len() != plant.dim() {
+            return Err(IntegratorError::DimensionMismatch {
+                expected: plant.dim(),
+                found: x.len(),
+            });
+        }
+        let integ = Integrator::new(method, plant.dim(), options)?;
+        Ok(PlantRunner {
+            plant,
+            x,
+            inputs: PlantInputs::default(),
+            integ,
+            now: Micros::ZERO,
+        })
+    }
+
+    /// Integrates from the current time to `to` with the inputs held; the
+    /// work of this interval. `to` before now is refused; `to` equal to now
+    /// does nothing. On error the state is the last accepted one and the
+    /// time does not move.
+    pub fn advance_to(&mut self, to: Micros) -> Result<Stats, IntegratorError> {
+        if to <= self.now {
+            return Ok(Stats::default());
+        }
+        let sys = HeldPlant {
+            plant: &self.plant,
+            inputs: &self.inputs,
+        };
+        let stats = self
+            .integ
+            .step_interval(&sys, self.now.0, (to - self.now).0, &mut self.x)?;
+        self.now = to;
+        Ok(stats)
+    }
+
+    pub fn now(&self) -> Micros {
+        self.now
+    }
+
+    pub fn plant(&self) -> &Multirotor {
+        &self.plant
+    }
+
+    pub fn state(&self) -> &[f64] {
+        &self.x
+    }
+
+    /// Replaces the state (same length as the plant's).
+    pub fn set_state(&mut self, x: &[f64]) -> Result<(), IntegratorError> {
+        if x.len() != self.x.len() {
+            return Err(IntegratorError::DimensionMismatch {
+                expected: self.x.len(),
+                found: x.len(),
+            });
+        }
+        self.x.copy_from_slice(x);
+        Ok(())
+    }
+
+    pub fn inputs(&self) -> &PlantInputs {
+        &self.inputs
+    }
+
+    /// The inputs held from now to the next `advance_to`.
+    pub fn inputs_mut(&mut self) -> &mut PlantInputs {
+        &mut self.inputs
+    }
+
+    /// Algebraic outputs (bus, batteries, rotors, specific force) at the
+    /// current state with the held inputs: one right-hand side.
+    pub fn outputs(&self) -> PlantOutputs {
+        self.plant.outputs(&self.x, &self.inputs)
+    }
+
+    /// The integrator's work since it was built.
+    pub fn stats(&self) -> Stats {
+        self.integ.total_stats()
+    }
+
+    pub fn method(&self) -> Method {
+        self.integ.method()
+    }
+
+    pub fn options(&self) -> &Options {
+        self.integ.options()
+    }
+}
