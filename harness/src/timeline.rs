@@ -100,6 +100,24 @@ impl Timeline {
         }
     }
 
+    /// The time [`Timeline::advance`] would return next, without advancing.
+    pub fn peek(&self) -> Option<Micros> {
+        if !self.started {
+            return Some(Micros::ZERO);
+        }
+        if self.now >= self.end {
+            return None;
+        }
+        let mut next = self.end;
+        for d in &self.next_due {
+            next = next.min(*d);
+        }
+        if let Some(e) = self.events.get(self.next_event) {
+            next = next.min(*e);
+        }
+        Some(next)
+    }
+
     /// The next boundary and what is due there: first `0` itself, then each
     /// later boundary up to and including `end`; `None` after `end`.
     pub fn advance(&mut self) -> Option<(Micros, Due)> {
@@ -202,6 +220,29 @@ mod tests {
                 .unwrap()
                 .index_of("x"),
             Some(0)
+        );
+    }
+
+    #[test]
+    fn peeking_sees_what_advancing_returns() {
+        let mut t = Timeline::new(
+            vec![cad("a", 3000), cad("b", 5000)],
+            vec![Micros(7000)],
+            Micros(16_000),
+        )
+        .unwrap();
+        let mut seen = Vec::new();
+        while let Some(p) = t.peek() {
+            let (a, _) = t.advance().unwrap();
+            assert_eq!(p, a);
+            seen.push(a.0);
+        }
+        assert_eq!(t.advance(), None);
+        assert_eq!(
+            seen,
+            [
+                0, 3000, 5000, 6000, 7000, 9000, 10_000, 12_000, 15_000, 16_000
+            ]
         );
     }
 

@@ -265,6 +265,11 @@ impl Engine {
         self.world.wind_now
     }
 
+    /// The next boundary [`Engine::step`] would process; `None` after the end.
+    pub fn next_time(&self) -> Option<Micros> {
+        self.world.timeline.peek()
+    }
+
     /// The run's end time.
     pub fn end(&self) -> Micros {
         self.world.timeline.end()
@@ -363,6 +368,13 @@ impl Engine {
                 Err(e) => break Err(e),
             }
         };
+        self.finish(result)
+    }
+
+    /// Ends the run where it is, with `result` the outcome of stepping so
+    /// far: what [`Engine::run`] does after its last step, for a caller that
+    /// steps the engine itself (the C ABI, a co-simulation). Call once.
+    pub fn finish(&mut self, result: Result<(), EngineError>) -> Result<Summary, EngineError> {
         // Everything up to here is written whatever happened: the log first
         // (an in-process crash in destroy must not cost its tail), then the
         // instance is destroyed (which can fail too: a crash or hang in

@@ -1,0 +1,52 @@
+/* What the host examples share: failing loudly with the library's message,
+   and checking that a call fails with the status expected. */
+#ifndef LOCKSTEP_HOST_COMMON_H
+#define LOCKSTEP_HOST_COMMON_H
+
+#include <lockstep/harness.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Exits with the call, its status name and the library's message. */
+static inline void host_fail(const char *call, lockstep_status status) {
+  char message[2048];
+  size_t n = 0;
+  if (lockstep_thread_last_error(message, sizeof message, &n) != LOCKSTEP_OK) {
+    snprintf(message, sizeof message, "(a message of %zu bytes)", n);
+  }
+  fprintf(stderr, "%s: %s: %s\n", call, lockstep_status_name(status), message);
+  exit(1);
+}
+
+#define CHECK(call)                                                            \
+  do {                                                                         \
+    lockstep_status check_status_ = (call);                                    \
+    if (check_status_ != LOCKSTEP_OK) host_fail(#call, check_status_);         \
+  } while (0)
+
+/* The call must fail with `want`; prints the message it gave. */
+#define EXPECT(call, want)                                                     \
+  do {                                                                         \
+    lockstep_status expect_status_ = (call);                                   \
+    if (expect_status_ != (want)) {                                            \
+      fprintf(stderr, "%s: %s, expected %s\n", #call,                          \
+              lockstep_status_name(expect_status_), lockstep_status_name(want)); \
+      exit(1);                                                                 \
+    }                                                                          \
+    char expect_message_[2048];                                                \
+    size_t expect_n_ = 0;                                                      \
+    if (lockstep_thread_last_error(expect_message_, sizeof expect_message_,    \
+                                   &expect_n_) == LOCKSTEP_OK)                 \
+      printf("expected %s: %s\n", lockstep_status_name(want), expect_message_); \
+  } while (0)
+
+/* The library this program was compiled against is the one it runs with. */
+static inline void host_check_version(void) {
+  if (lockstep_harness_abi_version() != LOCKSTEP_HARNESS_ABI_VERSION) {
+    fprintf(stderr, "liblockstep implements ABI %u; this program was built for %u\n",
+            lockstep_harness_abi_version(), (unsigned)LOCKSTEP_HARNESS_ABI_VERSION);
+    exit(1);
+  }
+}
+
+#endif

@@ -1,0 +1,621 @@
+//! Mode 1, the whole vehicle (`lockstep_sim`): a scenario's plant, sensors,
+//! estimator, autopilot and world, stepped by the host; its state read into
+//! caller structs; commands, faults and missions sent to it; the log and
+//! recording written where the options say.
+
+use std::ffi::c_char;
+use std::path::PathBuf;
+
+use lockstep_abi::Isolation;
+use lockstep_harness::Micros;
+use lockstep_harness::engine::{Engine, EngineError};
+use lockstep_harness::mission::Mission;
+
+use crate::boundary::*;
+use crate::registry::{Entry, Registry, lock};
+use crate::types::*;
+
+/// A whole simulated vehicle. Opaque: created by `lockstep_sim_new_*`,
+/// released by `lockstep_sim_free`.
+#[derive(Debug)]
+pub struct lockstep_sim {
+    _private: [u8; 0],
+}
+
+pub(crate) struct Sim {
+    engine: Engine,
+    /// The run was ended (log flushed, autopilot destroyed, recording
+    /// closed): by `lockstep_sim_finish`, or by a failed step.
+    finished: bool,
+}
+
+static SIMS: Registry<Sim> = Registry::new(1, "lockstep_sim");
+
+/// What the options say, checked.
+pub(crate) struct Setup {
+    pub(crate) autopilot: PathBuf,
+    pub(crate) isolation: Isolation,
+    pub(crate) log: Option<PathBuf>,
+    pub(crate) record: Option<PathBuf>,
+}
+
+/// # Safety
+/// `options` is NULL or a valid `lockstep_options` whose strings are NULL or
+/// NUL-terminated.
+pub(crate) unsafe fn setup(options: *const lockstep_options) -> Result<Setup, Failure> {
+    // SAFETY: the caller's promise.
+    let o = unsafe { input(options, "options") }?;
+    // SAFETY: the caller's promise on the strings.
+    let autopilot = unsafe { optional_path(o.autopilot_path, "options.autopilot_path") }?
+        .ok_or_else(|| null("options.autopilot_path"))?;
+    // SAFETY: as above.
+    let host = unsafe { optional_path(o.autopilot_host_path, "options.autopilot_host_path") }?;
+    let isolation = match o.isolation {
+        LOCKSTEP_ISOLATION_IN_PROCESS => Isolation::InProcess,
+        LOCKSTEP_ISOLATION_PROCESS => Isolation::Process(lockstep_abi::IsolationOptions {
+            host,
+            ..Default::default()
+        }),
+        v => {
+            return Err(argument(format!(
+                "options.isolation is {v}: LOCKSTEP_ISOLATION_IN_PROCESS (0) or LOCKSTEP_ISOLATION_PROCESS (1)"
+            )));
+        }
+    };
+    Ok(Setup {
+        autopilot,
+        isolation,
+        // SAFETY: as above.
+        log: unsafe { optional_path(o.log_path, "options.log_path") }?,
+        // SAFETY: as above.
+        record: unsafe { optional_path(o.record_path, "options.record_path") }?,
+    })
+}
+
+/// The scenario in a file.
+///
+/// # Safety
+/// `path` is NULL or NUL-terminated.
+pub(crate) unsafe fn scenario_file(
+    path: *const c_char,
+) -> Result<lockstep_harness::scenario::Scenario, Failure> {
+    // SAFETY: the caller's promise.
+    let p = unsafe { text(path, "scenario_path") }?;
+    Ok(lockstep_harness::scenario::Scenario::load(p)?)
+}
+
+/// A scenario given as TOML text; its relative paths are taken from
+/// `base_dir` (NULL: the working directory).
+///
+/// # Safety
+/// `toml` and `base_dir` are NULL or NUL-terminated.
+pub(crate) unsafe fn scenario_text(
+    toml: *const c_char,
+    base_dir: *const c_char,
+) -> Result<lockstep_harness::scenario::Scenario, Failure> {
+    // SAFETY: the caller's promise.
+    let t = unsafe { text(toml, "toml") }?;
+    // SAFETY: the caller's promise.
+    let dir = unsafe { optional_path(base_dir, "base_dir") }?.unwrap_or_else(|| ".".into());
+    Ok(lockstep_harness::scenario::Scenario::from_toml_str(
+        t,
+        dir.join("(scenario text)"),
+    )?)
+}
+
+fn create(
+    scenario: &lockstep_harness::scenario::Scenario,
+    s: Setup,
+    out: *mut *mut lockstep_sim,
+) -> Outcome {
+    let out = non_null_mut(out, "out_sim")?;
+    let mut engine =
+        Engine::with_isolation(scenario, &s.autopilot, s.log.as_deref(), &s.isolation)?;
+    if let Some(r) = &s.record {
+        engine.record_to(r)?;
+    }
+    let h = SIMS.insert(Sim {
+        engine,
+        finished: false,
+    })?;
+    // SAFETY: `out` is non-NULL and, by the caller's promise, writable.
+    unsafe { *out = std::ptr::without_provenance_mut(h) };
+    Ok(())
+}
+
+/// Creates a whole vehicle from the scenario file at `scenario_path` (its
+/// relative paths from its own directory), with `options` (required:
+/// `autopilot_path`). On success `*out_sim` is the new handle.
+/// Thread-safe: any number of simulations per process, each on any thread,
+/// when the autopilot library is re-entrant (one that is not refuses a
+/// second instance with `LOCKSTEP_ERR_AUTOPILOT`).
+///
+/// # Safety
+/// `scenario_path` is NUL-terminated; `options` points to a
+/// `lockstep_options` with `size` set; `out_sim` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn lockstep_sim_new_from_file(
+    scenario_path: *const c_char,
+    options: *const lockstep_options,
+    out_sim: *mut *mut lockstep_sim,
+) -> lockstep_status {
+    guard(|| {
+        // SAFETY: the caller's promises, passed on.
+        let scenario = unsafe { scenario_file(scenario_path) }?;
+        // SAFETY: as above.
+        let s = unsafe { setup(options) }?;
+        create(&scenario, s, out_sim)
+    })
+}
+
+/// Creates a whole vehicle from scenario TOML text; relative paths in it
+/// (spec, mission) are taken from `base_dir` (NULL: the working directory).
+/// Otherwise as `lockstep_sim_new_from_file`.
+///
+/// # Safety
+/// `toml` is NUL-terminated; `base_dir` is NULL or NUL-terminated;
+/// `options` and `out_sim` as for `lockstep_sim_new_from_file`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn lockstep_sim_new_from_toml(
+    toml: *const c_char,
+    base_dir: *const c_char,
+    options: *const lockstep_options,
+    out_sim: *mut *mut lockstep_sim,
+) -> lockstep_status {
+    guard(|| {
+        // SAFETY: the caller's promises, passed on.
+        let scenario = unsafe { scenario_text(toml, base_dir) }?;
+        // SAFETY: as above.
+        let s = unsafe { setup(options) }?;
+        create(&scenario, s, out_sim)
+    })
+}
+
+/// Runs `f` on the simulation behind `sim`; a failure becomes its last error.
+fn with(sim: *const lockstep_sim, f: impl FnOnce(&mut Entry<Sim>) -> Outcome) -> lockstep_status {
+    guard(|| {
+        if sim.is_null() {
+            return Err(null("sim"));
+        }
+        let e = SIMS.get(sim as usize)?;
+        let mut g = lock(&e)?;
+        let r = f(&mut g);
+        if let Err(err) = &r {
+            g.last_error = err.message.clone();
+        }
+        r
+    })
+}
+
+/// Steps `f` may take only while the run is usable.
+fn usable(e: &Entry<Sim>) -> Outcome {
+    if let Some(f) = &e.failed {
+        return Err(Failure::new(
+            lockstep_status::LOCKSTEP_ERR_FAILED,
+            format!(
+                "an earlier error left this simulation unusable: {}",
+                f.message
+            ),
+        ));
+    }
+    if e.value.finished {
+        return Err(Failure::new(
+            lockstep_status::LOCKSTEP_ERR_ENDED,
+            format!(
+                "the run was finished at {}",
+                lockstep_abi::at(e.value.engine.now().0)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Steps one boundary; a failure ends the run (everything up to it
+/// written) and leaves the handle failed.
+fn step_one(e: &mut Entry<Sim>) -> Result<Option<Micros>, Failure> {
+    match e.value.engine.step() {
+        Ok(t) => Ok(t),
+        Err(err) => {
+            let failure = engine_failure(&err);
+            // Finishing returns the step's error again (the first error is
+            // the run's): the one reported is `failure`.
+            let _ = end(e, Err(err));
+            e.failed = Some(failure.clone());
+            Err(failure)
+        }
+    }
+}
+
+/// Ends the run once: the log flushed and its sidecar completed, the
+/// autopilot destroyed, the recording closed with the run's status.
+fn end(e: &mut Entry<Sim>, result: Result<(), EngineError>) -> Outcome {
+    if e.value.finished {
+        return Ok(());
+    }
+    e.value.finished = true;
+    e.value
+        .engine
+        .finish(result)
+        .map(|_| ())
+        .map_err(Failure::from)
+}
+
+/// Processes up to `n` boundaries of the timeline (each tick of the finest
+/// cadence is one); `*out_done` is how many were (fewer at the end of the
+/// run). `LOCKSTEP_ERR_ENDED` when none was left. After an error (the
+/// autopilot or the plant failed), everything up to it is written and the
+/// handle is failed: later steps return `LOCKSTEP_ERR_FAILED`.
+/// Thread-safe (calls on one handle are serialized).
+///
+/// # Safety
+/// `sim` is a handle from `lockstep_sim_new_*` (or anything: a stale or
+/// bogus value is `LOCKSTEP_ERR_HANDLE`); `out_done` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn lockstep_sim_step(
+    sim: *mut lockstep_sim,
+    n: u64,
+    out_done: *mut u64,
+) -> lockstep_status {
+    with(sim, |e| {
+        let out = non_null_mut(out_done, "out_done")?;
+        usable(e)?;
+        if n > 0 && e.value.engine.next_time().is_none() {
+            return Err(ended(e));
+        }
+        let mut done = 0;
+        while done < n && step_one(e)?.is_some() {
+            done += 1;
+        }
+        // SAFETY: non-NULL, writable by the caller's promise.
+        unsafe { *out = done };
+        Ok(())
+    })
+}
+
+fn ended(e: &Entry<Sim>) -> Failure {
+    Failure::new(
+        lockstep_status::LOCKSTEP_ERR_ENDED,
+        format!(
+            "the run ended at {}; nothing is left to step",
+            lockstep_abi::at(e.value.engine.end().0)
+        ),
+    )
+}
+
+/// Processes every boundary at or before `time_us` (up to the end of the
+/// run). `LOCKSTEP_ERR_TIME` when `time_us` is before the last boundary
+/// processed. Errors as `lockstep_sim_step`.
+///
+/// # Safety
+/// As `lockstep_sim_step`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn lockstep_sim_run_until(
+    sim: *mut lockstep_sim,
+    time_us: u64,
+) -> lockstep_status {
+    with(sim, |e| {
+        usable(e)?;
+        let now = e.value.engine.now();
+        if time_us < now.0 {
+            return Err(Failure::new(
+                lockstep_status::LOCKSTEP_ERR_TIME,
+                format!(
+                    "run until {}, but the simulation is at {}",
+                    lockstep_abi::at(time_us),
+                    lockstep_abi::at(now.0)
+                ),
+            ));
+        }
+        while e.value.engine.next_time().is_some_and(|t| t.0 <= time_us) {
+            step_one(e)?;
+        }
+        Ok(())
+    })
+}
+
+/// The time of the last boundary processed (0 before the first step).
+///
+/// # Safety
+/// `out_time_us` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn lockstep_sim_time_us(
+    sim: *mut lockstep_sim,
+    out_time_us: *mut u64,
+) -> lockstep_status {
+    with(sim, |e| {
+        let out = non_null_mut(out_time_us, "out_time_us")?;
+        // SAFETY: non-NULL, writable by the caller's promise.
+        unsafe { *out = e.value.engine.now().0 };
+        Ok(())
+    })
+}
+
+/// The time the run ends (the scenario's duration).
+///
+/// # Safety
+/// `out_time_us` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn lockstep_sim_end_us(
+    sim: *mut lockstep_sim,
+    out_time_us: *mut u64,
+) -> lockstep_status {
+    with(sim, |e| {
+        let out = non_null_mut(out_time_us, "out_time_us")?;
+        // SAFETY: non-NULL, writable by the caller's promise.
+        unsafe { *out = e.value.engine.end().0 };
+        Ok(())
+    })
+}
+
+/// The number of rotors (motors) of the vehicle.
+///
+/// # Safety
+/// `out_count` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn lockstep_sim_rotor_count(
+    sim: *mut lockstep_sim,
+    out_count: *mut u32,
+) -> lockstep_status {
+    with(sim, |e| {
+        let out = non_null_mut(out_count, "out_count")?;
+        // SAFETY: non-NULL, writable by the caller's promise.
+        unsafe { *out = e.value.engine.plant().rotors.len() as u32 };
+        Ok(())
+    })
+}
+
+/// The true state at the last boundary (specific force and contact from
+/// the plant's outputs there, with the inputs it now holds).
+///
+/// # Safety
+/// `out` points to a `lockstep_truth` with `size` set.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn lockstep_sim_truth(
+    sim: *mut lockstep_sim,
+    out: *mut lockstep_truth,
+) -> lockstep_status {
+    with(sim, |e| {
+        let eng = &e.value.engine;
+        let t = crate::plant::truth(eng.now(), eng.state(), &eng.plant_outputs());
+        // SAFETY: the caller's promise on `out`.
+        unsafe { output(out, "out", t) }
+    })
+}
+
+/// The estimate the autopilot last received.
+///
+/// # Safety
+/// `out` points to a `lockstep_estimate` with `size` set.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn lockstep_sim_estimate(
+    sim: *mut lockstep_sim,
+    out: *mut lockstep_estimate,
+) -> lockstep_status {
+    with(sim, |e| {
+        let v = estimate(e.value.engine.sensor_frame());
+        // SAFETY: the caller's promise on `out`.
+        unsafe { output(out, "out", v) }
+    })
+}
+
+pub(crate) fn estimate(f: &lockstep_abi::ffi::lockstep_sensor_frame) -> lockstep_estimate {
+    let s = &f.estimate;
+    let d = |v: &[f32]| -> [f64; 3] { [v[0].into(), v[1].into(), v[2].into()] };
+    lockstep_estimate {
+        size: size_of::<lockstep_estimate>() as u32,
+        reserved0: 0,
+        timestamp_us: s.timestamp_us,
+        position_ned_m: d(&s.position_ned_m),
+        velocity_ned_mps: d(&s.velocity_ned_mps),
+        attitude_q: s.attitude_q.map(f64::from),
+        rates_frd_radps: d(&s.rates_frd_radps),
+    }
+}
+
+/// The autopilot's outputs `a` from its step at `time_us`.
+pub(crate) fn actuators(
+    a: &lockstep_abi::ffi::lockstep_actuator_frame,
+    rotors: usize,
+    time_us: u64,
+) -> lockstep_actuators {
+    let mut motors = [0.0; LOCKSTEP_HARNESS_MAX_ROTORS];
+    for (m, a) in motors.iter_mut().zip(&a.motors[..rotors]) {
+        *m = f64::from(*a);
+    }
+    lockstep_actuators {
+        size: size_of::<lockstep_actuators>() as u32,
+        motor_count: rotors as u32,
+        time_us,
+        motors,
+        mode: a.mode,
+        armed: a.armed,
+        mission_current: a.mission_current,
+        mission_finished: a.mission_finished,
+    }
+}
+
+/// The autopilot's last outputs: motor commands, mode, arming, mission
+/// progress.
+///
+/// # Safety
+/// `out` points to a `lockstep_actuators` with `size` set.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn lockstep_sim_actuators(
+    sim: *mut lockstep_sim,
+    out: *mut lockstep_actuators,
+) -> lockstep_status {
+    with(sim, |e| {
+        let eng = &e.value.engine;
+        let v = actuators(
+            eng.actuators(),
+            eng.plant().rotors.len(),
+            eng.sensor_frame().time_us,
+        );
+        // SAFETY: the caller's promise on `out`.
+        unsafe { output(out, "out", v) }
+    })
+}
+
+/// Battery `index` (0 for the first pack) at the last boundary.
+///
+/// # Safety
+/// `out` points to a `lockstep_battery_state` with `size` set.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn lockstep_sim_battery(
+    sim: *mut lockstep_sim,
+    index: u32,
+    out: *mut lockstep_battery_state,
+) -> lockstep_status {
+    with(sim, |e| {
+        let eng = &e.value.engine;
+        let v = crate::plant::battery(&eng.plant_outputs(), eng.plant().batteries.len(), index)?;
+        // SAFETY: the caller's promise on `out`.
+        unsafe { output(out, "out", v) }
+    })
+}
+
+/// The plant's whole state vector (its layout: 13 rigid-body states, then
+/// per rotor its speed, then per battery its charge and polarization
+/// voltage) into `buf` of `len` doubles; its length in `*out_len`
+/// (`LOCKSTEP_ERR_BUFFER` when `len` is smaller, `buf` untouched).
+///
+/// # Safety
+/// `buf` is NULL or valid for `len` doubles; `out_len` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn lockstep_sim_state(
+    sim: *mut lockstep_sim,
+    buf: *mut f64,
+    len: usize,
+    out_len: *mut usize,
+) -> lockstep_status {
+    // SAFETY: the caller's promises, passed on.
+    with(sim, |e| unsafe {
+        crate::plant::copy_state(e.value.engine.state(), buf, len, out_len)
+    })
+}
+
+/// Queues a command (`LOCKSTEP_COMMAND_*`) for the autopilot's next step,
+/// as a scenario event now would.
+///
+/// # Safety
+/// As `lockstep_sim_step`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn lockstep_sim_command(
+    sim: *mut lockstep_sim,
+    command: u32,
+) -> lockstep_status {
+    with(sim, |e| {
+        let a = crate::types::command(command)?;
+        usable(e)?;
+        e.value.engine.apply_now(a);
+        Ok(())
+    })
+}
+
+/// Injects a fault now, as a scenario event would (it acts from the next
+/// boundary).
+///
+/// # Safety
+/// `fault` points to a `lockstep_fault` with `size` set.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn lockstep_sim_fault(
+    sim: *mut lockstep_sim,
+    fault: *const lockstep_fault,
+) -> lockstep_status {
+    with(sim, |e| {
+        // SAFETY: the caller's promise on `fault`.
+        let f = unsafe { input(fault, "fault") }?;
+        let p = e.value.engine.plant();
+        let a = crate::types::fault(f, p.rotors.len(), p.batteries.len())?;
+        usable(e)?;
+        e.value.engine.apply_now(a);
+        Ok(())
+    })
+}
+
+/// Uploads the mission in a QGC file (WPL 110/120 `.waypoints` or `.plan`)
+/// to the autopilot, replacing its mission.
+///
+/// # Safety
+/// `mission_path` is NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn lockstep_sim_upload_mission(
+    sim: *mut lockstep_sim,
+    mission_path: *const c_char,
+) -> lockstep_status {
+    with(sim, |e| {
+        // SAFETY: the caller's promise.
+        let p = unsafe { text(mission_path, "mission_path") }?;
+        let m = Mission::load(p)
+            .map_err(|err| Failure::new(lockstep_status::LOCKSTEP_ERR_CONFIG, err.to_string()))?;
+        usable(e)?;
+        e.value
+            .engine
+            .autopilot()
+            .upload_mission(&m.items)
+            .map_err(|err| engine_failure(&EngineError::Abi(err)))
+    })
+}
+
+/// Ends the run where it is: the log flushed and its sidecar completed,
+/// the autopilot destroyed, the recording closed. Later steps return
+/// `LOCKSTEP_ERR_ENDED`; reading state still works. Done by
+/// `lockstep_sim_free` if not before (call this to see its errors).
+///
+/// # Safety
+/// As `lockstep_sim_step`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn lockstep_sim_finish(sim: *mut lockstep_sim) -> lockstep_status {
+    with(sim, |e| {
+        if e.failed.is_some() || e.value.finished {
+            return Ok(());
+        }
+        end(e, Ok(()))
+    })
+}
+
+/// Frees the simulation (finishing the run first if it was not).
+/// `LOCKSTEP_ERR_HANDLE` for a handle already freed or never created; the
+/// handle is invalid afterwards whatever the status (an error finishing the
+/// run is returned, and nothing is lost before it). NULL is
+/// `LOCKSTEP_ERR_NULL`.
+///
+/// # Safety
+/// As `lockstep_sim_step`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn lockstep_sim_free(sim: *mut lockstep_sim) -> lockstep_status {
+    guard(|| {
+        if sim.is_null() {
+            return Err(null("sim"));
+        }
+        let entry = SIMS.remove(sim as usize)?;
+        let mut g = lock(&entry)?;
+        if g.failed.is_some() {
+            return Ok(());
+        }
+        end(&mut g, Ok(()))
+    })
+}
+
+/// The message of the last error on this simulation, as
+/// `lockstep_thread_last_error` copies it (an empty string if none).
+///
+/// # Safety
+/// `buf` is NULL or valid for `len` bytes; `out_len` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn lockstep_sim_last_error(
+    sim: *mut lockstep_sim,
+    buf: *mut c_char,
+    len: usize,
+    out_len: *mut usize,
+) -> lockstep_status {
+    guard(|| {
+        if sim.is_null() {
+            return Err(null("sim"));
+        }
+        let e = SIMS.get(sim as usize)?;
+        let g = lock(&e)?;
+        // SAFETY: the caller's promises on `buf`, `len`, `out_len`.
+        unsafe { copy_message(&g.last_error, buf, len, out_len) }
+    })
+}
