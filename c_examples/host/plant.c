@@ -1,4 +1,4 @@
-#define _POSIX_C_SOURCE 200809L
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 /* Mode 3, the plant alone.
  *
  *   plant SPEC INTEGRATOR STEPS

@@ -259,12 +259,12 @@ pub unsafe extern "C" fn lockstep_sim_step(
     with(sim, |e| {
         let out = non_null_mut(out_done, "out_done")?;
         usable(e)?;
-        if n > 0 && e.value.engine.next_time().is_none() {
-            return Err(ended(e));
-        }
         let mut done = 0;
         while done < n && step_one(e)?.is_some() {
             done += 1;
+        }
+        if n > 0 && done == 0 {
+            return Err(ended(e));
         }
         // SAFETY: non-NULL, writable by the caller's promise.
         unsafe { *out = done };

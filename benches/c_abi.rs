@@ -1,0 +1,137 @@
+//! What the C ABI costs on top of the Rust API, measured in one run:
+//! - `tick_1ms`: one 1 ms boundary of a whole vehicle loitering at 10 m
+//!   (plant, sensors, estimator, wind, the C autopilot every 4th tick),
+//!   through `Engine::step` and through `lockstep_sim_step(sim, 1, ..)`;
+//! - `plant_step_1ms`: one RK4 1 ms step of the Iris alone, through
+//!   `PlantRunner::advance_to` and through `lockstep_plant_step`.
+//!
+//! Run: `cargo bench --bench c_abi`. The issue's target: the C ABI's tick at
+//! most 5 % over the Rust API's.
+
+use std::hint::black_box;
+use std::path::Path;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use lockstep::lockstep_status::LOCKSTEP_OK;
+use lockstep_abi::Isolation;
+use lockstep_harness::Micros;
+use lockstep_harness::engine::{Engine, PlantRunner};
+use lockstep_harness::scenario::Scenario;
+
+fn scenario_text() -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    format!(
+        "schema_version = 1\n[simulation]\nseed = 3\nduration_s = 36000.0\n\
+         [vehicle]\nspec = \"iris\"\nmission = \"{}\"\n\
+         [wind]\nmodel = \"ornstein_uhlenbeck\"\nmean_ned_mps = [2.0, 1.0, 0.0]\nsigma_mps = [0.8, 0.8, 0.3]\ntau_s = [5.0, 5.0, 2.0]\n\
+         [[events]]\nat_s = 1.0\naction = \"arm\"\n[[events]]\nat_s = 2.0\naction = \"mission_start\"\n",
+        root.join("examples/missions/loiter.waypoints").display()
+    )
+}
+
+const AUTOPILOT: &str = concat!(env!("LOCKSTEP_BUNDLED_AUTOPILOT"), "\0");
+
+fn tick(c: &mut Criterion) {
+    let text = scenario_text();
+    let mut g = c.benchmark_group("tick_1ms");
+    g.bench_function("rust_api", |b| {
+        let s = Scenario::from_toml_str(&text, Path::new("bench.toml")).unwrap();
+        let mut e = Engine::with_isolation(
+            &s,
+            Path::new(env!("LOCKSTEP_BUNDLED_AUTOPILOT")),
+            None,
+            &Isolation::InProcess,
+        )
+        .unwrap();
+        for _ in 0..15_000 {
+            e.step().unwrap();
+        }
+        assert!(e.state()[2] < -9.0, "loitering at 10 m");
+        b.iter(|| black_box(e.step().unwrap()));
+    });
+    g.bench_function("c_abi", |b| {
+        let toml = std::ffi::CString::new(text.clone()).unwrap();
+        let options = lockstep::lockstep_options {
+            size: size_of::<lockstep::lockstep_options>() as u32,
+            isolation: lockstep::LOCKSTEP_ISOLATION_IN_PROCESS,
+            autopilot_path: AUTOPILOT.as_ptr().cast(),
+            autopilot_host_path: std::ptr::null(),
+            log_path: std::ptr::null(),
+            record_path: std::ptr::null(),
+        };
+        let mut sim = std::ptr::null_mut();
+        let mut done = 0u64;
+        // SAFETY: valid NUL-terminated strings, a sized options struct and
+        // out-pointers to locals.
+        unsafe {
+            assert_eq!(
+                lockstep::sim::lockstep_sim_new_from_toml(
+                    toml.as_ptr(),
+                    std::ptr::null(),
+                    &options,
+                    &mut sim
+                ),
+                LOCKSTEP_OK
+            );
+            assert_eq!(
+                lockstep::sim::lockstep_sim_step(sim, 15_000, &mut done),
+                LOCKSTEP_OK
+            );
+        }
+        // SAFETY: `sim` is live; `done` is a local.
+        b.iter(|| unsafe { black_box(lockstep::sim::lockstep_sim_step(sim, 1, &mut done)) });
+        // SAFETY: `sim` is live and freed once.
+        unsafe { lockstep::sim::lockstep_sim_free(sim) };
+    });
+    g.finish();
+}
+
+fn plant_step(c: &mut Criterion) {
+    let mut g = c.benchmark_group("plant_step_1ms");
+    let hover = [0.53f64; 4];
+    g.bench_function("rust_api", |b| {
+        let s = Scenario::from_toml_str(&scenario_text(), Path::new("bench.toml")).unwrap();
+        let mut p = PlantRunner::from_scenario(&s).unwrap();
+        p.inputs_mut().motor_cmd[..4].copy_from_slice(&hover);
+        let mut t = 0;
+        b.iter(|| {
+            t += 1000;
+            black_box(p.advance_to(Micros(t)).unwrap())
+        });
+    });
+    g.bench_function("c_abi", |b| {
+        let mut p = std::ptr::null_mut();
+        // SAFETY: a NUL-terminated name, NULL integrator (rk4), a local out.
+        unsafe {
+            assert_eq!(
+                lockstep::plant::lockstep_plant_new(
+                    c"iris".as_ptr(),
+                    std::ptr::null(),
+                    1000,
+                    &mut p
+                ),
+                LOCKSTEP_OK
+            );
+            assert_eq!(
+                lockstep::plant::lockstep_plant_set_motors(p, hover.as_ptr(), 4),
+                LOCKSTEP_OK
+            );
+        }
+        // SAFETY: `p` is live.
+        b.iter(|| unsafe { black_box(lockstep::plant::lockstep_plant_step(p, 1000)) });
+        // SAFETY: `p` is live and freed once.
+        unsafe { lockstep::plant::lockstep_plant_free(p) };
+    });
+    g.finish();
+}
+
+criterion_group! {
+    name = c_abi;
+    config = Criterion::default()
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3))
+        .sample_size(40);
+    targets = tick, plant_step
+}
+criterion_main!(c_abi);
