@@ -190,26 +190,20 @@ fn commands_and_faults_reach_the_vehicle() {
         ..Default::default()
     };
     // SAFETY: a sized local struct.
-    assert_eq!(
-        unsafe { lockstep_sim_fault(sim, &f) },
-        LOCKSTEP_ERR_ARGUMENT
-    );
+    let status = unsafe { lockstep_sim_fault(sim, &f) };
+    assert_eq!(status, LOCKSTEP_ERR_ARGUMENT);
     assert_eq!(last_error(), "motor 7, but the vehicle has 4 (0 to 3)");
     f.kind = LOCKSTEP_FAULT_THRUST_LOSS;
     f.index = 0;
     f.value = 1.5;
     // SAFETY: as above.
-    assert_eq!(
-        unsafe { lockstep_sim_fault(sim, &f) },
-        LOCKSTEP_ERR_ARGUMENT
-    );
+    let status = unsafe { lockstep_sim_fault(sim, &f) };
+    assert_eq!(status, LOCKSTEP_ERR_ARGUMENT);
     assert_eq!(last_error(), "`value` 1.5 is not a valid fraction (0 to 1)");
     f.kind = 42;
     // SAFETY: as above.
-    assert_eq!(
-        unsafe { lockstep_sim_fault(sim, &f) },
-        LOCKSTEP_ERR_ARGUMENT
-    );
+    let status = unsafe { lockstep_sim_fault(sim, &f) };
+    assert_eq!(status, LOCKSTEP_ERR_ARGUMENT);
     assert_eq!(
         last_error(),
         "fault kind 42 is not a LOCKSTEP_FAULT_* value (1 to 10)"
@@ -222,10 +216,8 @@ fn commands_and_faults_reach_the_vehicle() {
     let mut x = [0.0; 64];
     let mut n = 0;
     // SAFETY: a 64-double buffer and a local length.
-    assert_eq!(
-        unsafe { lockstep_sim_state(sim, x.as_mut_ptr(), x.len(), &mut n) },
-        LOCKSTEP_OK
-    );
+    let status = unsafe { lockstep_sim_state(sim, x.as_mut_ptr(), x.len(), &mut n) };
+    assert_eq!(status, LOCKSTEP_OK);
     assert_eq!(n, 19);
     assert_eq!(x[13], 0.0, "rotor 0 stopped");
     assert!(x[14] > 10.0, "rotor 1 idles at {} rad/s", x[14]);
@@ -285,10 +277,8 @@ fn time_missions_and_sizes_are_checked() {
         ..Default::default()
     };
     // SAFETY: a local struct (bigger than the size it claims).
-    assert_eq!(
-        unsafe { lockstep_sim_truth(sim, &mut t) },
-        LOCKSTEP_ERR_STRUCT_SIZE
-    );
+    let status = unsafe { lockstep_sim_truth(sim, &mut t) };
+    assert_eq!(status, LOCKSTEP_ERR_STRUCT_SIZE);
     assert_eq!(t.time_us, 0, "out-params untouched on error");
     assert_eq!(free(sim), LOCKSTEP_OK);
     // Options that are wrong.
@@ -409,17 +399,15 @@ fn status_names_and_message_buffers() {
         (-15, "LOCKSTEP_UNKNOWN_STATUS"),
     ] {
         assert_eq!(name(code), n);
-        if code <= 0 && code >= -14 {
+        if (-14..=0).contains(&code) {
             assert_eq!(format!("{:?}", status_of(code)), n);
         }
     }
     // A failure, then its message through a buffer too small, then one
     // big enough.
     // SAFETY: NULL handle (checked), local out-value.
-    assert_eq!(
-        unsafe { lockstep_sim_time_us(std::ptr::null_mut(), &mut 0) },
-        LOCKSTEP_ERR_NULL
-    );
+    let status = unsafe { lockstep_sim_time_us(std::ptr::null_mut(), &mut 0) };
+    assert_eq!(status, LOCKSTEP_ERR_NULL);
     let mut buf = [0 as c_char; 4];
     let mut n = 0;
     // SAFETY: a 4-byte buffer, a local length.
