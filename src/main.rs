@@ -29,6 +29,7 @@ mod args;
 mod bundled;
 mod check_lib;
 mod compare;
+mod fmu;
 mod montecarlo;
 mod plots;
 mod run;
@@ -81,6 +82,26 @@ enum Command {
     Schema {
         #[arg(long)]
         markdown: bool,
+    },
+    /// Package the scenario's vehicle as an FMI 2.0 co-simulation FMU: the
+    /// scenario, its mission and aircraft, and the autopilot inside, with
+    /// inputs (commands, wind, faults), outputs (truth, estimate, motor
+    /// commands, battery, mode) and parameters (seed, start, log path).
+    /// Communication steps must be whole microseconds
+    Fmu {
+        /// The scenario to package
+        scenario: PathBuf,
+        /// The FMU file to write
+        #[arg(short, long)]
+        out: PathBuf,
+        /// The autopilot library to package (default: the bundled reference
+        /// autopilot)
+        #[arg(long)]
+        autopilot: Option<PathBuf>,
+        /// The FMU library, liblockstep_fmu.so (default: next to this
+        /// executable; `cargo build --release -p lockstep-fmu` puts it there)
+        #[arg(long)]
+        library: Option<PathBuf>,
     },
     /// List the built-in aircraft, or print one: the file as shipped (with
     /// its sources), or with --resolved the complete spec it resolves to.
@@ -386,6 +407,21 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Specs { name, resolved } => specs(name.as_deref(), resolved),
+        Command::Fmu {
+            scenario,
+            out,
+            autopilot,
+            library,
+        } => {
+            let autopilot = match autopilot.map_or_else(bundled::autopilot, Ok) {
+                Ok(p) => p,
+                Err(e) => {
+                    warn!("lockstep fmu: {e}");
+                    return run::Exit::ConfigError.into();
+                }
+            };
+            fmu::command(&scenario, &out, &autopilot, library.as_deref())
+        }
         Command::Replay {
             recording,
             spec,

@@ -339,6 +339,7 @@ impl Engine {
             seed: scenario.seed,
             recorder: None,
             interrupt: None,
+            wind_offset: [0.0; 3],
         })
     }
 }

@@ -166,6 +166,8 @@ pub struct Engine {
     recorder: Option<Recorder>,
     /// Set to a signal number to stop [`Engine::run`] at the next boundary.
     interrupt: Option<Arc<AtomicUsize>>,
+    /// Wind a host adds to the world's (NED, m/s).
+    wind_offset: [f64; 3],
 }
 
 impl std::fmt::Debug for Engine {
@@ -293,7 +295,7 @@ impl Engine {
             self.vehicle.stage_faults();
         }
         if let Some(w) = self.world.stage_wind(t, due, &self.vehicle.physics.x) {
-            self.vehicle.physics.inputs.wind_ned_mps = w;
+            self.vehicle.physics.inputs.wind_ned_mps = self.with_offset(w);
         }
         let vdue = self.world.vehicle_due(due);
         let fresh = self.vehicle.stage_sensors(t, vdue);
@@ -318,6 +320,24 @@ impl Engine {
             r.record(t, &self.vehicle.physics.inputs, &a.act, &est, &issued)?;
         }
         Ok(Some(t))
+    }
+
+    /// Adds `offset` (NED, m/s) to the world's wind from now on (a
+    /// co-simulation's wind input); zero restores the world's wind alone.
+    pub fn set_wind_offset(&mut self, offset: [f64; 3]) {
+        self.wind_offset = offset;
+        self.vehicle.physics.inputs.wind_ned_mps = self.with_offset(self.world.wind_now);
+    }
+
+    /// The world's wind `w` with the offset (untouched when it is zero, so
+    /// a run without one is the run it always was, bit for bit).
+    fn with_offset(&self, w: [f64; 3]) -> [f64; 3] {
+        let o = self.wind_offset;
+        if o == [0.0; 3] {
+            w
+        } else {
+            [w[0] + o[0], w[1] + o[1], w[2] + o[2]]
+        }
     }
 
     /// Applies a scenario action now, as an event at the current time would
