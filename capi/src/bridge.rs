@@ -78,6 +78,8 @@ pub unsafe extern "C" fn lockstep_bridge_new_from_file(
 /// As `lockstep_bridge_new_from_file`, from scenario TOML text whose
 /// relative paths are taken from `base_dir` (NULL: the working directory).
 ///
+/// Thread-safe: calls on one handle are serialized.
+///
 /// # Safety
 /// `toml` is NUL-terminated, `base_dir` NULL or NUL-terminated; the others
 /// as for `lockstep_bridge_new_from_file`.
@@ -128,6 +130,8 @@ fn usable(e: &Entry<Bridge>) -> Outcome {
 /// When the host must next hand over truth (`LOCKSTEP_ERR_ENDED` after the
 /// end of the run).
 ///
+/// Thread-safe: calls on one handle are serialized.
+///
 /// # Safety
 /// `out_time_us` is writable.
 #[unsafe(no_mangle)]
@@ -159,6 +163,8 @@ pub unsafe extern "C" fn lockstep_bridge_next_time_us(
 /// battery readings). Writes the autopilot's outputs to `out` (from its
 /// last step: they change only at autopilot boundaries). An autopilot
 /// failure leaves the bridge failed.
+///
+/// Thread-safe: calls on one handle are serialized.
 ///
 /// # Safety
 /// `truth` points to a `lockstep_truth`, `battery` is NULL or points to a
@@ -219,6 +225,8 @@ pub unsafe extern "C" fn lockstep_bridge_step(
 
 /// The estimate the autopilot last received.
 ///
+/// Thread-safe: calls on one handle are serialized.
+///
 /// # Safety
 /// `out` points to a `lockstep_estimate` with `size` set.
 #[unsafe(no_mangle)]
@@ -235,6 +243,8 @@ pub unsafe extern "C" fn lockstep_bridge_estimate(
 
 /// The scenario's wind at the vehicle (NED, m/s) as last sampled, for a host
 /// that applies it to its plant.
+///
+/// Thread-safe: calls on one handle are serialized.
 ///
 /// # Safety
 /// `out_wind_ned_mps` is valid for writing 3 doubles.
@@ -255,6 +265,8 @@ pub unsafe extern "C" fn lockstep_bridge_wind(
 /// The number of rotors of the scenario's aircraft (entries of
 /// `lockstep_actuators.motors` in use).
 ///
+/// Thread-safe: calls on one handle are serialized.
+///
 /// # Safety
 /// `out_count` is writable.
 #[unsafe(no_mangle)]
@@ -272,6 +284,8 @@ pub unsafe extern "C" fn lockstep_bridge_rotor_count(
 
 /// Queues a command (`LOCKSTEP_COMMAND_*`) for the autopilot's next step.
 ///
+/// Thread-safe: calls on one handle are serialized.
+///
 /// # Safety
 /// As `lockstep_bridge_next_time_us`.
 #[unsafe(no_mangle)]
@@ -288,6 +302,8 @@ pub unsafe extern "C" fn lockstep_bridge_command(
 
 /// Injects a sensor fault now; a plant fault is `LOCKSTEP_ERR_UNSUPPORTED`
 /// (the host owns the plant).
+///
+/// Thread-safe: calls on one handle are serialized.
 ///
 /// # Safety
 /// `fault` points to a `lockstep_fault` with `size` set.
@@ -311,6 +327,8 @@ pub unsafe extern "C" fn lockstep_bridge_fault(
 /// `LOCKSTEP_ERR_HANDLE` for one already freed or never created; the handle
 /// is invalid afterwards whatever the status.
 ///
+/// Thread-safe: waits for a call in progress on the handle.
+///
 /// # Safety
 /// As `lockstep_bridge_next_time_us`.
 #[unsafe(no_mangle)]
@@ -329,6 +347,8 @@ pub unsafe extern "C" fn lockstep_bridge_free(bridge: *mut lockstep_bridge) -> l
 }
 
 /// The message of the last error on this bridge (empty if none).
+///
+/// Thread-safe: calls on one handle are serialized.
 ///
 /// # Safety
 /// `buf` is NULL or valid for `len` bytes; `out_len` is writable.

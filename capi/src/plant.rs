@@ -166,6 +166,8 @@ fn usable(e: &Entry<PlantRunner>) -> Outcome {
 
 /// The number of rotors (the length `lockstep_plant_set_motors` takes).
 ///
+/// Thread-safe: calls on one handle are serialized.
+///
 /// # Safety
 /// `out_count` is writable.
 #[unsafe(no_mangle)]
@@ -183,6 +185,8 @@ pub unsafe extern "C" fn lockstep_plant_rotor_count(
 
 /// Sets the motor commands (0..1, `count` = the rotor count), held until
 /// changed.
+///
+/// Thread-safe: calls on one handle are serialized.
 ///
 /// # Safety
 /// `commands` is valid for `count` doubles.
@@ -216,6 +220,8 @@ pub unsafe extern "C" fn lockstep_plant_set_motors(
 
 /// Sets the wind (NED, m/s), held until changed.
 ///
+/// Thread-safe: calls on one handle are serialized.
+///
 /// # Safety
 /// `wind_ned_mps` is valid for 3 doubles.
 #[unsafe(no_mangle)]
@@ -238,6 +244,8 @@ pub unsafe extern "C" fn lockstep_plant_set_wind(
 /// Integrates `dt_us` microseconds with the inputs held. After an error (a
 /// non-finite state, a step that became too small) the state is the last
 /// accepted one and the handle is failed (`LOCKSTEP_ERR_FAILED` after).
+///
+/// Thread-safe: calls on one handle are serialized.
 ///
 /// # Safety
 /// `plant` as returned by `lockstep_plant_new` (anything else is
@@ -266,6 +274,8 @@ pub unsafe extern "C" fn lockstep_plant_step(
 
 /// The plant's time (the sum of the intervals stepped).
 ///
+/// Thread-safe: calls on one handle are serialized.
+///
 /// # Safety
 /// `out_time_us` is writable.
 #[unsafe(no_mangle)]
@@ -284,6 +294,8 @@ pub unsafe extern "C" fn lockstep_plant_time_us(
 /// The true state now (specific force and contact from the plant's outputs
 /// with the inputs held).
 ///
+/// Thread-safe: calls on one handle are serialized.
+///
 /// # Safety
 /// `out` points to a `lockstep_truth` with `size` set.
 #[unsafe(no_mangle)]
@@ -300,6 +312,8 @@ pub unsafe extern "C" fn lockstep_plant_truth(
 }
 
 /// Battery `index` now (with the inputs held).
+///
+/// Thread-safe: calls on one handle are serialized.
 ///
 /// # Safety
 /// `out` points to a `lockstep_battery_state` with `size` set.
@@ -343,6 +357,8 @@ pub(crate) fn battery(
 
 /// The whole state vector, as `lockstep_sim_state`.
 ///
+/// Thread-safe: calls on one handle are serialized.
+///
 /// # Safety
 /// `buf` is NULL or valid for `len` doubles; `out_len` is writable.
 #[unsafe(no_mangle)]
@@ -359,6 +375,8 @@ pub unsafe extern "C" fn lockstep_plant_state(
 }
 
 /// Replaces the whole state vector (`len` = its length; finite values).
+///
+/// Thread-safe: calls on one handle are serialized.
 ///
 /// # Safety
 /// `x` is valid for `len` doubles.
@@ -382,6 +400,8 @@ pub unsafe extern "C" fn lockstep_plant_set_state(
 }
 
 /// The integrator's work since the plant was created.
+///
+/// Thread-safe: calls on one handle are serialized.
 ///
 /// # Safety
 /// `out` points to a `lockstep_integrator_stats` with `size` set.
@@ -407,6 +427,8 @@ pub unsafe extern "C" fn lockstep_plant_stats(
 /// Frees the plant; `LOCKSTEP_ERR_HANDLE` for one already freed or never
 /// created.
 ///
+/// Thread-safe: waits for a call in progress on the handle.
+///
 /// # Safety
 /// As `lockstep_plant_step`.
 #[unsafe(no_mangle)]
@@ -420,6 +442,8 @@ pub unsafe extern "C" fn lockstep_plant_free(plant: *mut lockstep_plant) -> lock
 }
 
 /// The message of the last error on this plant (empty if none).
+///
+/// Thread-safe: calls on one handle are serialized.
 ///
 /// # Safety
 /// `buf` is NULL or valid for `len` bytes; `out_len` is writable.

@@ -152,6 +152,8 @@ pub unsafe extern "C" fn lockstep_sim_new_from_file(
 /// (spec, mission) are taken from `base_dir` (NULL: the working directory).
 /// Otherwise as `lockstep_sim_new_from_file`.
 ///
+/// Thread-safe: calls on one handle are serialized.
+///
 /// # Safety
 /// `toml` is NUL-terminated; `base_dir` is NULL or NUL-terminated;
 /// `options` and `out_sim` as for `lockstep_sim_new_from_file`.
@@ -286,6 +288,8 @@ fn ended(e: &Entry<Sim>) -> Failure {
 /// run). `LOCKSTEP_ERR_TIME` when `time_us` is before the last boundary
 /// processed. Errors as `lockstep_sim_step`.
 ///
+/// Thread-safe: calls on one handle are serialized.
+///
 /// # Safety
 /// As `lockstep_sim_step`.
 #[unsafe(no_mangle)]
@@ -315,6 +319,8 @@ pub unsafe extern "C" fn lockstep_sim_run_until(
 
 /// The time of the last boundary processed (0 before the first step).
 ///
+/// Thread-safe: calls on one handle are serialized.
+///
 /// # Safety
 /// `out_time_us` is writable.
 #[unsafe(no_mangle)]
@@ -332,6 +338,8 @@ pub unsafe extern "C" fn lockstep_sim_time_us(
 
 /// The time the run ends (the scenario's duration).
 ///
+/// Thread-safe: calls on one handle are serialized.
+///
 /// # Safety
 /// `out_time_us` is writable.
 #[unsafe(no_mangle)]
@@ -348,6 +356,8 @@ pub unsafe extern "C" fn lockstep_sim_end_us(
 }
 
 /// The number of rotors (motors) of the vehicle.
+///
+/// Thread-safe: calls on one handle are serialized.
 ///
 /// # Safety
 /// `out_count` is writable.
@@ -367,6 +377,8 @@ pub unsafe extern "C" fn lockstep_sim_rotor_count(
 /// The true state at the last boundary (specific force and contact from
 /// the plant's outputs there, with the inputs it now holds).
 ///
+/// Thread-safe: calls on one handle are serialized.
+///
 /// # Safety
 /// `out` points to a `lockstep_truth` with `size` set.
 #[unsafe(no_mangle)]
@@ -383,6 +395,8 @@ pub unsafe extern "C" fn lockstep_sim_truth(
 }
 
 /// The estimate the autopilot last received.
+///
+/// Thread-safe: calls on one handle are serialized.
 ///
 /// # Safety
 /// `out` points to a `lockstep_estimate` with `size` set.
@@ -437,6 +451,8 @@ pub(crate) fn actuators(
 /// The autopilot's last outputs: motor commands, mode, arming, mission
 /// progress.
 ///
+/// Thread-safe: calls on one handle are serialized.
+///
 /// # Safety
 /// `out` points to a `lockstep_actuators` with `size` set.
 #[unsafe(no_mangle)]
@@ -457,6 +473,8 @@ pub unsafe extern "C" fn lockstep_sim_actuators(
 }
 
 /// Battery `index` (0 for the first pack) at the last boundary.
+///
+/// Thread-safe: calls on one handle are serialized.
 ///
 /// # Safety
 /// `out` points to a `lockstep_battery_state` with `size` set.
@@ -479,6 +497,8 @@ pub unsafe extern "C" fn lockstep_sim_battery(
 /// voltage) into `buf` of `len` doubles; its length in `*out_len`
 /// (`LOCKSTEP_ERR_BUFFER` when `len` is smaller, `buf` untouched).
 ///
+/// Thread-safe: calls on one handle are serialized.
+///
 /// # Safety
 /// `buf` is NULL or valid for `len` doubles; `out_len` is writable.
 #[unsafe(no_mangle)]
@@ -497,6 +517,8 @@ pub unsafe extern "C" fn lockstep_sim_state(
 /// Queues a command (`LOCKSTEP_COMMAND_*`) for the autopilot's next step,
 /// as a scenario event now would.
 ///
+/// Thread-safe: calls on one handle are serialized.
+///
 /// # Safety
 /// As `lockstep_sim_step`.
 #[unsafe(no_mangle)]
@@ -514,6 +536,8 @@ pub unsafe extern "C" fn lockstep_sim_command(
 
 /// Injects a fault now, as a scenario event would (it acts from the next
 /// boundary).
+///
+/// Thread-safe: calls on one handle are serialized.
 ///
 /// # Safety
 /// `fault` points to a `lockstep_fault` with `size` set.
@@ -535,6 +559,8 @@ pub unsafe extern "C" fn lockstep_sim_fault(
 
 /// Uploads the mission in a QGC file (WPL 110/120 `.waypoints` or `.plan`)
 /// to the autopilot, replacing its mission.
+///
+/// Thread-safe: calls on one handle are serialized.
 ///
 /// # Safety
 /// `mission_path` is NUL-terminated.
@@ -562,6 +588,8 @@ pub unsafe extern "C" fn lockstep_sim_upload_mission(
 /// `LOCKSTEP_ERR_ENDED`; reading state still works. Done by
 /// `lockstep_sim_free` if not before (call this to see its errors).
 ///
+/// Thread-safe: calls on one handle are serialized.
+///
 /// # Safety
 /// As `lockstep_sim_step`.
 #[unsafe(no_mangle)]
@@ -579,6 +607,8 @@ pub unsafe extern "C" fn lockstep_sim_finish(sim: *mut lockstep_sim) -> lockstep
 /// handle is invalid afterwards whatever the status (an error finishing the
 /// run is returned, and nothing is lost before it). NULL is
 /// `LOCKSTEP_ERR_NULL`.
+///
+/// Thread-safe: waits for a call in progress on the handle.
 ///
 /// # Safety
 /// As `lockstep_sim_step`.
@@ -599,6 +629,8 @@ pub unsafe extern "C" fn lockstep_sim_free(sim: *mut lockstep_sim) -> lockstep_s
 
 /// The message of the last error on this simulation, as
 /// `lockstep_thread_last_error` copies it (an empty string if none).
+///
+/// Thread-safe: calls on one handle are serialized.
 ///
 /// # Safety
 /// `buf` is NULL or valid for `len` bytes; `out_len` is writable.

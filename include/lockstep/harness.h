@@ -477,6 +477,8 @@ lockstep_status lockstep_bridge_new_from_file(const char *scenario_path,
  * As `lockstep_bridge_new_from_file`, from scenario TOML text whose
  * relative paths are taken from `base_dir` (NULL: the working directory).
  *
+ * Thread-safe: calls on one handle are serialized.
+ *
  * # Safety
  * `toml` is NUL-terminated, `base_dir` NULL or NUL-terminated; the others
  * as for `lockstep_bridge_new_from_file`.
@@ -489,6 +491,8 @@ lockstep_status lockstep_bridge_new_from_toml(const char *toml,
 /**
  * When the host must next hand over truth (`LOCKSTEP_ERR_ENDED` after the
  * end of the run).
+ *
+ * Thread-safe: calls on one handle are serialized.
  *
  * # Safety
  * `out_time_us` is writable.
@@ -504,6 +508,8 @@ lockstep_status lockstep_bridge_next_time_us(struct lockstep_bridge *bridge, uin
  * last step: they change only at autopilot boundaries). An autopilot
  * failure leaves the bridge failed.
  *
+ * Thread-safe: calls on one handle are serialized.
+ *
  * # Safety
  * `truth` points to a `lockstep_truth`, `battery` is NULL or points to a
  * `lockstep_battery_state`, `out` to a `lockstep_actuators`, each with
@@ -517,6 +523,8 @@ lockstep_status lockstep_bridge_step(struct lockstep_bridge *bridge,
 /**
  * The estimate the autopilot last received.
  *
+ * Thread-safe: calls on one handle are serialized.
+ *
  * # Safety
  * `out` points to a `lockstep_estimate` with `size` set.
  */
@@ -527,6 +535,8 @@ lockstep_status lockstep_bridge_estimate(struct lockstep_bridge *bridge,
  * The scenario's wind at the vehicle (NED, m/s) as last sampled, for a host
  * that applies it to its plant.
  *
+ * Thread-safe: calls on one handle are serialized.
+ *
  * # Safety
  * `out_wind_ned_mps` is valid for writing 3 doubles.
  */
@@ -536,6 +546,8 @@ lockstep_status lockstep_bridge_wind(struct lockstep_bridge *bridge, double *out
  * The number of rotors of the scenario's aircraft (entries of
  * `lockstep_actuators.motors` in use).
  *
+ * Thread-safe: calls on one handle are serialized.
+ *
  * # Safety
  * `out_count` is writable.
  */
@@ -543,6 +555,8 @@ lockstep_status lockstep_bridge_rotor_count(struct lockstep_bridge *bridge, uint
 
 /**
  * Queues a command (`LOCKSTEP_COMMAND_*`) for the autopilot's next step.
+ *
+ * Thread-safe: calls on one handle are serialized.
  *
  * # Safety
  * As `lockstep_bridge_next_time_us`.
@@ -552,6 +566,8 @@ lockstep_status lockstep_bridge_command(struct lockstep_bridge *bridge, uint32_t
 /**
  * Injects a sensor fault now; a plant fault is `LOCKSTEP_ERR_UNSUPPORTED`
  * (the host owns the plant).
+ *
+ * Thread-safe: calls on one handle are serialized.
  *
  * # Safety
  * `fault` points to a `lockstep_fault` with `size` set.
@@ -564,6 +580,8 @@ lockstep_status lockstep_bridge_fault(struct lockstep_bridge *bridge,
  * `LOCKSTEP_ERR_HANDLE` for one already freed or never created; the handle
  * is invalid afterwards whatever the status.
  *
+ * Thread-safe: waits for a call in progress on the handle.
+ *
  * # Safety
  * As `lockstep_bridge_next_time_us`.
  */
@@ -571,6 +589,8 @@ lockstep_status lockstep_bridge_free(struct lockstep_bridge *bridge);
 
 /**
  * The message of the last error on this bridge (empty if none).
+ *
+ * Thread-safe: calls on one handle are serialized.
  *
  * # Safety
  * `buf` is NULL or valid for `len` bytes; `out_len` is writable.
@@ -613,6 +633,8 @@ lockstep_status lockstep_plant_new_from_scenario(const char *scenario_path,
 /**
  * The number of rotors (the length `lockstep_plant_set_motors` takes).
  *
+ * Thread-safe: calls on one handle are serialized.
+ *
  * # Safety
  * `out_count` is writable.
  */
@@ -621,6 +643,8 @@ lockstep_status lockstep_plant_rotor_count(struct lockstep_plant *plant, uint32_
 /**
  * Sets the motor commands (0..1, `count` = the rotor count), held until
  * changed.
+ *
+ * Thread-safe: calls on one handle are serialized.
  *
  * # Safety
  * `commands` is valid for `count` doubles.
@@ -632,6 +656,8 @@ lockstep_status lockstep_plant_set_motors(struct lockstep_plant *plant,
 /**
  * Sets the wind (NED, m/s), held until changed.
  *
+ * Thread-safe: calls on one handle are serialized.
+ *
  * # Safety
  * `wind_ned_mps` is valid for 3 doubles.
  */
@@ -642,6 +668,8 @@ lockstep_status lockstep_plant_set_wind(struct lockstep_plant *plant, const doub
  * non-finite state, a step that became too small) the state is the last
  * accepted one and the handle is failed (`LOCKSTEP_ERR_FAILED` after).
  *
+ * Thread-safe: calls on one handle are serialized.
+ *
  * # Safety
  * `plant` as returned by `lockstep_plant_new` (anything else is
  * `LOCKSTEP_ERR_HANDLE`).
@@ -650,6 +678,8 @@ lockstep_status lockstep_plant_step(struct lockstep_plant *plant, uint64_t dt_us
 
 /**
  * The plant's time (the sum of the intervals stepped).
+ *
+ * Thread-safe: calls on one handle are serialized.
  *
  * # Safety
  * `out_time_us` is writable.
@@ -660,6 +690,8 @@ lockstep_status lockstep_plant_time_us(struct lockstep_plant *plant, uint64_t *o
  * The true state now (specific force and contact from the plant's outputs
  * with the inputs held).
  *
+ * Thread-safe: calls on one handle are serialized.
+ *
  * # Safety
  * `out` points to a `lockstep_truth` with `size` set.
  */
@@ -667,6 +699,8 @@ lockstep_status lockstep_plant_truth(struct lockstep_plant *plant, struct lockst
 
 /**
  * Battery `index` now (with the inputs held).
+ *
+ * Thread-safe: calls on one handle are serialized.
  *
  * # Safety
  * `out` points to a `lockstep_battery_state` with `size` set.
@@ -677,6 +711,8 @@ lockstep_status lockstep_plant_battery(struct lockstep_plant *plant,
 
 /**
  * The whole state vector, as `lockstep_sim_state`.
+ *
+ * Thread-safe: calls on one handle are serialized.
  *
  * # Safety
  * `buf` is NULL or valid for `len` doubles; `out_len` is writable.
@@ -689,6 +725,8 @@ lockstep_status lockstep_plant_state(struct lockstep_plant *plant,
 /**
  * Replaces the whole state vector (`len` = its length; finite values).
  *
+ * Thread-safe: calls on one handle are serialized.
+ *
  * # Safety
  * `x` is valid for `len` doubles.
  */
@@ -696,6 +734,8 @@ lockstep_status lockstep_plant_set_state(struct lockstep_plant *plant, const dou
 
 /**
  * The integrator's work since the plant was created.
+ *
+ * Thread-safe: calls on one handle are serialized.
  *
  * # Safety
  * `out` points to a `lockstep_integrator_stats` with `size` set.
@@ -707,6 +747,8 @@ lockstep_status lockstep_plant_stats(struct lockstep_plant *plant,
  * Frees the plant; `LOCKSTEP_ERR_HANDLE` for one already freed or never
  * created.
  *
+ * Thread-safe: waits for a call in progress on the handle.
+ *
  * # Safety
  * As `lockstep_plant_step`.
  */
@@ -714,6 +756,8 @@ lockstep_status lockstep_plant_free(struct lockstep_plant *plant);
 
 /**
  * The message of the last error on this plant (empty if none).
+ *
+ * Thread-safe: calls on one handle are serialized.
  *
  * # Safety
  * `buf` is NULL or valid for `len` bytes; `out_len` is writable.
@@ -744,6 +788,8 @@ lockstep_status lockstep_sim_new_from_file(const char *scenario_path,
  * (spec, mission) are taken from `base_dir` (NULL: the working directory).
  * Otherwise as `lockstep_sim_new_from_file`.
  *
+ * Thread-safe: calls on one handle are serialized.
+ *
  * # Safety
  * `toml` is NUL-terminated; `base_dir` is NULL or NUL-terminated;
  * `options` and `out_sim` as for `lockstep_sim_new_from_file`.
@@ -772,6 +818,8 @@ lockstep_status lockstep_sim_step(struct lockstep_sim *sim, uint64_t n, uint64_t
  * run). `LOCKSTEP_ERR_TIME` when `time_us` is before the last boundary
  * processed. Errors as `lockstep_sim_step`.
  *
+ * Thread-safe: calls on one handle are serialized.
+ *
  * # Safety
  * As `lockstep_sim_step`.
  */
@@ -779,6 +827,8 @@ lockstep_status lockstep_sim_run_until(struct lockstep_sim *sim, uint64_t time_u
 
 /**
  * The time of the last boundary processed (0 before the first step).
+ *
+ * Thread-safe: calls on one handle are serialized.
  *
  * # Safety
  * `out_time_us` is writable.
@@ -788,6 +838,8 @@ lockstep_status lockstep_sim_time_us(struct lockstep_sim *sim, uint64_t *out_tim
 /**
  * The time the run ends (the scenario's duration).
  *
+ * Thread-safe: calls on one handle are serialized.
+ *
  * # Safety
  * `out_time_us` is writable.
  */
@@ -795,6 +847,8 @@ lockstep_status lockstep_sim_end_us(struct lockstep_sim *sim, uint64_t *out_time
 
 /**
  * The number of rotors (motors) of the vehicle.
+ *
+ * Thread-safe: calls on one handle are serialized.
  *
  * # Safety
  * `out_count` is writable.
@@ -805,6 +859,8 @@ lockstep_status lockstep_sim_rotor_count(struct lockstep_sim *sim, uint32_t *out
  * The true state at the last boundary (specific force and contact from
  * the plant's outputs there, with the inputs it now holds).
  *
+ * Thread-safe: calls on one handle are serialized.
+ *
  * # Safety
  * `out` points to a `lockstep_truth` with `size` set.
  */
@@ -812,6 +868,8 @@ lockstep_status lockstep_sim_truth(struct lockstep_sim *sim, struct lockstep_tru
 
 /**
  * The estimate the autopilot last received.
+ *
+ * Thread-safe: calls on one handle are serialized.
  *
  * # Safety
  * `out` points to a `lockstep_estimate` with `size` set.
@@ -822,6 +880,8 @@ lockstep_status lockstep_sim_estimate(struct lockstep_sim *sim, struct lockstep_
  * The autopilot's last outputs: motor commands, mode, arming, mission
  * progress.
  *
+ * Thread-safe: calls on one handle are serialized.
+ *
  * # Safety
  * `out` points to a `lockstep_actuators` with `size` set.
  */
@@ -829,6 +889,8 @@ lockstep_status lockstep_sim_actuators(struct lockstep_sim *sim, struct lockstep
 
 /**
  * Battery `index` (0 for the first pack) at the last boundary.
+ *
+ * Thread-safe: calls on one handle are serialized.
  *
  * # Safety
  * `out` points to a `lockstep_battery_state` with `size` set.
@@ -843,6 +905,8 @@ lockstep_status lockstep_sim_battery(struct lockstep_sim *sim,
  * voltage) into `buf` of `len` doubles; its length in `*out_len`
  * (`LOCKSTEP_ERR_BUFFER` when `len` is smaller, `buf` untouched).
  *
+ * Thread-safe: calls on one handle are serialized.
+ *
  * # Safety
  * `buf` is NULL or valid for `len` doubles; `out_len` is writable.
  */
@@ -855,6 +919,8 @@ lockstep_status lockstep_sim_state(struct lockstep_sim *sim,
  * Queues a command (`LOCKSTEP_COMMAND_*`) for the autopilot's next step,
  * as a scenario event now would.
  *
+ * Thread-safe: calls on one handle are serialized.
+ *
  * # Safety
  * As `lockstep_sim_step`.
  */
@@ -864,6 +930,8 @@ lockstep_status lockstep_sim_command(struct lockstep_sim *sim, uint32_t command)
  * Injects a fault now, as a scenario event would (it acts from the next
  * boundary).
  *
+ * Thread-safe: calls on one handle are serialized.
+ *
  * # Safety
  * `fault` points to a `lockstep_fault` with `size` set.
  */
@@ -872,6 +940,8 @@ lockstep_status lockstep_sim_fault(struct lockstep_sim *sim, const struct lockst
 /**
  * Uploads the mission in a QGC file (WPL 110/120 `.waypoints` or `.plan`)
  * to the autopilot, replacing its mission.
+ *
+ * Thread-safe: calls on one handle are serialized.
  *
  * # Safety
  * `mission_path` is NUL-terminated.
@@ -883,6 +953,8 @@ lockstep_status lockstep_sim_upload_mission(struct lockstep_sim *sim, const char
  * the autopilot destroyed, the recording closed. Later steps return
  * `LOCKSTEP_ERR_ENDED`; reading state still works. Done by
  * `lockstep_sim_free` if not before (call this to see its errors).
+ *
+ * Thread-safe: calls on one handle are serialized.
  *
  * # Safety
  * As `lockstep_sim_step`.
@@ -896,6 +968,8 @@ lockstep_status lockstep_sim_finish(struct lockstep_sim *sim);
  * run is returned, and nothing is lost before it). NULL is
  * `LOCKSTEP_ERR_NULL`.
  *
+ * Thread-safe: waits for a call in progress on the handle.
+ *
  * # Safety
  * As `lockstep_sim_step`.
  */
@@ -904,6 +978,8 @@ lockstep_status lockstep_sim_free(struct lockstep_sim *sim);
 /**
  * The message of the last error on this simulation, as
  * `lockstep_thread_last_error` copies it (an empty string if none).
+ *
+ * Thread-safe: calls on one handle are serialized.
  *
  * # Safety
  * `buf` is NULL or valid for `len` bytes; `out_len` is writable.
