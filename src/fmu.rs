@@ -90,11 +90,15 @@ fn contents(scenario_path: &Path, autopilot: &Path, lib: &Path) -> Result<Files,
     }
     let scenario_text = toml::to_string(&table).map_err(|e| e.to_string())?;
     let autopilot_bytes = read(autopilot)?;
+    let lib_bytes = read(lib)?;
     let reentrant = reentrant(autopilot)?;
+    // Everything the FMU holds names it: another library or autopilot is
+    // another FMU.
     let mut h = Sha256::new();
     h.update(env!("CARGO_PKG_VERSION"));
     h.update(&scenario_text);
     h.update(&autopilot_bytes);
+    h.update(&lib_bytes);
     for (n, b, _) in &files {
         h.update(n);
         h.update(b);
@@ -142,7 +146,7 @@ fn contents(scenario_path: &Path, autopilot: &Path, lib: &Path) -> Result<Files,
     files.push(("modelDescription.xml".into(), xml.into_bytes(), false));
     files.push((
         format!("binaries/linux64/{}.so", lockstep_fmu::MODEL_IDENTIFIER),
-        read(lib)?,
+        lib_bytes,
         true,
     ));
     files.push((
@@ -189,6 +193,10 @@ fn write_zip(out: &Path, files: &Files) -> Result<(), String> {
 
 /// `lockstep fmu`.
 pub fn command(scenario: &Path, out: &Path, autopilot: &Path, lib: Option<&Path>) -> ExitCode {
+    if !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
+        warn!("lockstep fmu: FMUs are packaged for linux64 only, on Linux x86-64");
+        return Exit::ConfigError.into();
+    }
     let lib = match library(lib) {
         Ok(l) => l,
         Err(e) => {

@@ -271,6 +271,12 @@ fn time_missions_and_sizes_are_checked() {
             "the run ended at t = 2.000000 s; nothing is left to step".into()
         )
     );
+    // SAFETY: a live handle.
+    let s2 = unsafe { lockstep_sim_run_until(sim, 3_000_000) };
+    assert_eq!(s2, LOCKSTEP_ERR_ENDED);
+    // SAFETY: as above (at the end already: nothing to do, no error).
+    let s3 = unsafe { lockstep_sim_run_until(sim, 2_000_000) };
+    assert_eq!(s3, LOCKSTEP_OK);
     // A struct from another version of the header.
     let mut t = lockstep_truth {
         size: 100,
@@ -365,8 +371,61 @@ fn a_bridge_refuses_logs_and_wrong_times() {
             LOCKSTEP_OK
         );
         assert_eq!(act.motor_count, 4);
+        truth.time_us = 4000;
+        let mut battery = lockstep_battery_state {
+            size: size_of::<lockstep_battery_state>() as u32,
+            warning: 9,
+            voltage_v: 12.0,
+            remaining: 0.5,
+            connected: 1,
+            ..Default::default()
+        };
+        assert_eq!(
+            lockstep_bridge_step(b, &truth, &battery, &mut act),
+            LOCKSTEP_ERR_ARGUMENT
+        );
+        assert_eq!(
+            last_error(),
+            "battery.warning is 9, not a LOCKSTEP_BATTERY_* value (0 to 3)"
+        );
+        battery.warning = 0;
+        assert_eq!(
+            lockstep_bridge_step(b, &truth, &battery, &mut act),
+            LOCKSTEP_OK
+        );
+        let f = lockstep_fault {
+            size: size_of::<lockstep_fault>() as u32,
+            kind: LOCKSTEP_FAULT_MOTOR_FAIL,
+            index: 99,
+            ..Default::default()
+        };
+        assert_eq!(lockstep_bridge_fault(b, &f), LOCKSTEP_ERR_UNSUPPORTED);
+        assert_eq!(
+            last_error(),
+            "plant faults (motors, batteries) act on the plant, which the host owns"
+        );
         assert_eq!(lockstep_bridge_free(b), LOCKSTEP_OK);
         assert_eq!(lockstep_bridge_free(b), LOCKSTEP_ERR_HANDLE);
+    }
+}
+
+#[test]
+fn a_plants_state_is_replaced_only_whole() {
+    let mut p = std::ptr::null_mut();
+    // SAFETY: valid strings and local out-values; the library checks the
+    // rest (a length that does not match is refused before reading).
+    unsafe {
+        assert_eq!(
+            lockstep::plant::lockstep_plant_new(c"iris".as_ptr(), std::ptr::null(), 0, &mut p),
+            LOCKSTEP_OK
+        );
+        let x = [0.0; 4];
+        assert_eq!(
+            lockstep::plant::lockstep_plant_set_state(p, x.as_ptr(), 1000),
+            LOCKSTEP_ERR_ARGUMENT
+        );
+        assert_eq!(last_error(), "1000 state values for a state of 19");
+        assert_eq!(lockstep::plant::lockstep_plant_free(p), LOCKSTEP_OK);
     }
 }
 

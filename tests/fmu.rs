@@ -253,7 +253,7 @@ fn the_fmu_flies_the_rust_apis_flight_bit_for_bit() {
         Engine::with_isolation(&s, Path::new(BUNDLED), None, &Isolation::InProcess).unwrap();
     let bits = |x: &[f64]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
     let mut compared = 0;
-    for k in 0..90_000u64 {
+    for k in 0..89_999u64 {
         // FMI's doubles: the communication point as a master computes it.
         assert_eq!(fmu.step(c, k as f64 * 0.001, 0.001), 0, "step {k}");
         while e.next_time().is_some_and(|t| t.0 <= (k + 1) * 1000) {
@@ -269,10 +269,35 @@ fn the_fmu_flies_the_rust_apis_flight_bit_for_bit() {
             compared += 1;
         }
     }
-    assert_eq!(compared, 180);
-    // A step that is not whole microseconds, and one past the end.
-    assert_eq!(fmu.step(c, 90.0, 0.0000005), 3, "fmi2Error");
-    assert_eq!(fmu.step(c, 90.0, 0.001), 3, "past the end");
+    assert_eq!(compared, 179);
+    // A step that is not whole microseconds.
+    assert_eq!(fmu.step(c, 89.999, 0.0000005), 3, "fmi2Error");
+    // A step past the end: taken to the end, fmi2Discard, and the status
+    // says where it stopped.
+    assert_eq!(fmu.step(c, 89.999, 0.002), 2, "fmi2Discard");
+    while e.step().unwrap().is_some() {}
+    assert_eq!(
+        bits(&fmu.reals(c, &truth)),
+        bits(&e.state()[..13]),
+        "at the end"
+    );
+    let last: unsafe extern "C" fn(Component, c_int, *mut f64) -> c_int =
+        fmu.sym("fmi2GetRealStatus");
+    let terminated: unsafe extern "C" fn(Component, c_int, *mut c_int) -> c_int =
+        fmu.sym("fmi2GetBooleanStatus");
+    let (mut t, mut done) = (0.0, 0);
+    // SAFETY: a live component and local out-values.
+    unsafe {
+        assert_eq!(last(c, 2, &mut t), 0);
+        assert_eq!(terminated(c, 3, &mut done), 0);
+        assert_eq!(
+            last(c, 0, &mut t),
+            2,
+            "fmi2Discard for a status it cannot give"
+        );
+    }
+    assert_eq!((t, done), (90.0, 1));
+    assert_eq!(fmu.step(c, 90.0, 0.001), 3, "nothing left to step");
     assert_eq!(fmu.call("fmi2Terminate", c), 0);
     fmu.free(c);
 }
@@ -289,7 +314,18 @@ fn parameters_and_inputs_reach_the_run_and_the_log_is_joined_before_free() {
         if let Some(l) = log {
             assert_eq!(fmu.set_string(c, vr["log_path"], l.to_str().unwrap()), 0);
         }
-        fmu.init(c);
+        let setup: unsafe extern "C" fn(Component, c_int, f64, f64, c_int, f64) -> c_int =
+            fmu.sym("fmi2SetupExperiment");
+        // SAFETY: a live component.
+        assert_eq!(unsafe { setup(c, 0, 0.0, 0.0, 0, 0.0) }, 0);
+        assert_eq!(fmu.call("fmi2EnterInitializationMode", c), 0);
+        // In initialization mode the outputs are the run's initial ones,
+        // with the parameters set there.
+        assert_eq!(fmu.set_real(c, vr["start_north_m"], 3.0), 0);
+        assert_eq!(fmu.reals(c, &[vr["truth_north_m"]]), [3.0]);
+        assert_eq!(fmu.set_real(c, vr["start_north_m"], 0.0), 0);
+        assert_eq!(fmu.reals(c, &[vr["truth_north_m"]]), [0.0]);
+        assert_eq!(fmu.call("fmi2ExitInitializationMode", c), 0);
         assert_eq!(fmu.set_real(c, vr["wind_offset_north_mps"], wind), 0);
         assert_eq!(
             fmu.set_real(c, vr["wind_offset_east_mps"], f64::NAN),

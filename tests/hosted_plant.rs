@@ -66,6 +66,7 @@ fn fly_hosted(s: &Scenario) -> (Vec<f64>, Vec<(u64, Vec<f64>)>) {
                 current_a: b.current_a,
                 remaining: b.soc.clamp(0.0, 1.0),
                 warning: b.warning as u32,
+                connected: b.connected,
             }),
         };
         hosted.step(&truth).unwrap();
@@ -163,6 +164,7 @@ fn the_host_must_hand_over_truth_at_the_boundary_awaiting_it() {
         current_a: 1.0,
         remaining: 1.5,
         warning: 0,
+        connected: true,
     });
     assert!(matches!(
         hosted.step(&truth).unwrap_err(),

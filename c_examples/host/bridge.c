@@ -59,7 +59,8 @@ int main(int argc, char **argv) {
     CHECK(lockstep_plant_set_wind(plant, wind));
     if (t % 1000000 == 0) print_state(&truth);
   }
-  printf("actuators mode=%u armed=%u mission_current=%d finished=%u\n", act.mode, act.armed,
+  printf("actuators mode=%" PRIu32 " armed=%" PRIu32 " mission_current=%" PRId32
+         " finished=%" PRIu32 "\n", act.mode, act.armed,
          act.mission_current, act.mission_finished);
 
   /* The error paths. */

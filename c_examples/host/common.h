@@ -4,6 +4,7 @@
 #define LOCKSTEP_HOST_COMMON_H
 
 #include <lockstep/harness.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -43,8 +44,8 @@ static inline void host_fail(const char *call, lockstep_status status) {
 /* The library this program was compiled against is the one it runs with. */
 static inline void host_check_version(void) {
   if (lockstep_harness_abi_version() != LOCKSTEP_HARNESS_ABI_VERSION) {
-    fprintf(stderr, "liblockstep implements ABI %u; this program was built for %u\n",
-            lockstep_harness_abi_version(), (unsigned)LOCKSTEP_HARNESS_ABI_VERSION);
+    fprintf(stderr, "liblockstep implements ABI %" PRIu32 "; this program was built for %" PRIu32 "\n",
+            lockstep_harness_abi_version(), (uint32_t)LOCKSTEP_HARNESS_ABI_VERSION);
     exit(1);
   }
 }

@@ -29,7 +29,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   host_check_version();
-  printf("liblockstep %s, ABI %u\n", lockstep_version(), lockstep_harness_abi_version());
+  printf("liblockstep %s, ABI %" PRIu32 "\n", lockstep_version(), lockstep_harness_abi_version());
 
   lockstep_options options;
   memset(&options, 0, sizeof options);
@@ -51,10 +51,12 @@ int main(int argc, char **argv) {
     CHECK(lockstep_sim_truth(sim, &truth));
     print_state(&truth);
   }
+  CHECK(lockstep_sim_run_until(sim, end_us)); /* a duration off the whole seconds */
 
   lockstep_actuators act = {.size = sizeof act};
   CHECK(lockstep_sim_actuators(sim, &act));
-  printf("actuators t=%llu mode=%u armed=%u mission_current=%d finished=%u motors",
+  printf("actuators t=%llu mode=%" PRIu32 " armed=%" PRIu32 " mission_current=%" PRId32
+         " finished=%" PRIu32 " motors",
          (unsigned long long)act.time_us, act.mode, act.armed, act.mission_current,
          act.mission_finished);
   for (uint32_t i = 0; i < act.motor_count; i++) printf(" %.4f", act.motors[i]);

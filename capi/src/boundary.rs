@@ -96,7 +96,9 @@ pub(crate) fn guard(f: impl FnOnce() -> Outcome) -> lockstep_status {
         Ok(()) => LOCKSTEP_OK,
         Err(e) => {
             let status = e.status;
-            LAST.with(|l| *l.borrow_mut() = e.message);
+            // `try_with`: during the thread's teardown the message is lost,
+            // not a panic across the boundary.
+            let _ = LAST.try_with(|l| *l.borrow_mut() = e.message);
             status
         }
     }
@@ -148,7 +150,7 @@ pub unsafe extern "C" fn lockstep_thread_last_error(
     len: usize,
     out_len: *mut usize,
 ) -> lockstep_status {
-    let message = LAST.with(|l| l.borrow().clone());
+    let message = LAST.try_with(|l| l.borrow().clone()).unwrap_or_default();
     // Not through `guard`: a failure here must not replace the message.
     catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: the caller's promises on `buf`, `len` and `out_len`.
@@ -158,6 +160,17 @@ pub unsafe extern "C" fn lockstep_thread_last_error(
         }
     }))
     .unwrap_or(LOCKSTEP_ERR_PANIC)
+}
+
+/// Runs `f` with panics caught, without touching the thread's last error
+/// (for the functions that copy messages out: a too-small buffer must not
+/// replace the message being read).
+pub(crate) fn quiet(f: impl FnOnce() -> Outcome) -> lockstep_status {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(())) => LOCKSTEP_OK,
+        Ok(Err(e)) => e.status,
+        Err(_) => LOCKSTEP_ERR_PANIC,
+    }
 }
 
 /// The name of a status code, e.g. `"LOCKSTEP_ERR_HANDLE"`: a static

@@ -185,11 +185,24 @@ pub unsafe extern "C" fn lockstep_bridge_step(
         } else {
             // SAFETY: non-NULL; the caller's promise.
             let b = unsafe { input(battery, "battery") }?;
+            if b.warning > lockstep_abi::ffi::LOCKSTEP_BATTERY_EMERGENCY {
+                return Err(argument(format!(
+                    "battery.warning is {}, not a LOCKSTEP_BATTERY_* value (0 to 3)",
+                    b.warning
+                )));
+            }
+            if b.connected > 1 {
+                return Err(argument(format!(
+                    "battery.connected is {}: 0 or 1",
+                    b.connected
+                )));
+            }
             Some(HostBattery {
                 voltage_v: b.voltage_v,
                 current_a: b.current_a,
                 remaining: b.remaining,
                 warning: b.warning,
+                connected: b.connected == 1,
             })
         };
         if out.is_null() {
@@ -315,9 +328,15 @@ pub unsafe extern "C" fn lockstep_bridge_fault(
     with(bridge, |e| {
         // SAFETY: the caller's promise on `fault`.
         let f = unsafe { input(fault, "fault") }?;
-        // Battery indices are the host's to judge: the plant fault is
-        // refused whatever its index.
-        let a = crate::types::fault(f, e.value.rotors, usize::MAX)?;
+        // A plant fault is refused whatever its index (the plant and its
+        // batteries are the host's).
+        if (LOCKSTEP_FAULT_MOTOR_FAIL..=LOCKSTEP_FAULT_BATTERY_RECONNECT).contains(&f.kind) {
+            return Err(Failure::new(
+                lockstep_status::LOCKSTEP_ERR_UNSUPPORTED,
+                "plant faults (motors, batteries) act on the plant, which the host owns",
+            ));
+        }
+        let a = crate::types::fault(f, e.value.rotors, 0)?;
         usable(e)?;
         Ok(e.value.hosted.apply_now(a)?)
     })
@@ -338,7 +357,9 @@ pub unsafe extern "C" fn lockstep_bridge_free(bridge: *mut lockstep_bridge) -> l
             return Err(null("bridge"));
         }
         let entry = BRIDGES.remove(bridge as usize)?;
-        let mut g = lock(&entry)?;
+        // A handle an earlier panic poisoned is still ended as well as it
+        // can be (log flushed, recording closed) before it goes.
+        let mut g = entry.lock().unwrap_or_else(|p| p.into_inner());
         if g.failed.is_some() {
             return Ok(());
         }
@@ -359,7 +380,7 @@ pub unsafe extern "C" fn lockstep_bridge_last_error(
     len: usize,
     out_len: *mut usize,
 ) -> lockstep_status {
-    guard(|| {
+    quiet(|| {
         if bridge.is_null() {
             return Err(null("bridge"));
         }

@@ -390,6 +390,10 @@ pub unsafe extern "C" fn lockstep_plant_set_state(
         if x.is_null() {
             return Err(null("x"));
         }
+        let n = e.value.state().len();
+        if len != n {
+            return Err(argument(format!("{len} state values for a state of {n}")));
+        }
         // SAFETY: non-NULL, valid for `len` doubles (the caller's promise).
         let v = unsafe { std::slice::from_raw_parts(x, len) };
         finite(v, "x")?;
@@ -454,7 +458,7 @@ pub unsafe extern "C" fn lockstep_plant_last_error(
     len: usize,
     out_len: *mut usize,
 ) -> lockstep_status {
-    guard(|| {
+    quiet(|| {
         if plant.is_null() {
             return Err(null("plant"));
         }

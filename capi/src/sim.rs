@@ -244,7 +244,9 @@ fn end(e: &mut Entry<Sim>, result: Result<(), EngineError>) -> Outcome {
 
 /// Processes up to `n` boundaries of the timeline (each tick of the finest
 /// cadence is one); `*out_done` is how many were (fewer at the end of the
-/// run). `LOCKSTEP_ERR_ENDED` when none was left. After an error (the
+/// run). `LOCKSTEP_ERR_ENDED` when none was left. After an error
+/// (`*out_done` is not written: `lockstep_sim_time_us` says how far the run
+/// got; the
 /// autopilot or the plant failed), everything up to it is written and the
 /// handle is failed: later steps return `LOCKSTEP_ERR_FAILED`.
 /// Thread-safe (calls on one handle are serialized).
@@ -286,7 +288,9 @@ fn ended(e: &Entry<Sim>) -> Failure {
 
 /// Processes every boundary at or before `time_us` (up to the end of the
 /// run). `LOCKSTEP_ERR_TIME` when `time_us` is before the last boundary
-/// processed. Errors as `lockstep_sim_step`.
+/// processed; `LOCKSTEP_ERR_ENDED` when `time_us` is later and nothing is
+/// left. Errors as `lockstep_sim_step` (after one, `lockstep_sim_time_us`
+/// says how far the run got).
 ///
 /// Thread-safe: calls on one handle are serialized.
 ///
@@ -309,6 +313,9 @@ pub unsafe extern "C" fn lockstep_sim_run_until(
                     lockstep_abi::at(now.0)
                 ),
             ));
+        }
+        if time_us > now.0 && e.value.engine.next_time().is_none() {
+            return Err(ended(e));
         }
         while e.value.engine.next_time().is_some_and(|t| t.0 <= time_us) {
             step_one(e)?;
@@ -619,7 +626,9 @@ pub unsafe extern "C" fn lockstep_sim_free(sim: *mut lockstep_sim) -> lockstep_s
             return Err(null("sim"));
         }
         let entry = SIMS.remove(sim as usize)?;
-        let mut g = lock(&entry)?;
+        // A handle an earlier panic poisoned is still ended as well as it
+        // can be (log flushed, recording closed) before it goes.
+        let mut g = entry.lock().unwrap_or_else(|p| p.into_inner());
         if g.failed.is_some() {
             return Ok(());
         }
@@ -641,7 +650,7 @@ pub unsafe extern "C" fn lockstep_sim_last_error(
     len: usize,
     out_len: *mut usize,
 ) -> lockstep_status {
-    guard(|| {
+    quiet(|| {
         if sim.is_null() {
             return Err(null("sim"));
         }

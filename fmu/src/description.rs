@@ -44,6 +44,17 @@ const UNITS: [(&str, &str); 7] = [
 ];
 
 impl Description<'_> {
+    /// The `<ModelVariables>` section alone (the FMU's library compares it
+    /// with the packaged description: the same table or no instance).
+    pub fn variables_xml(&self) -> String {
+        let x = self.xml();
+        let start = x.find("  <ModelVariables>").unwrap_or(0);
+        let end = x
+            .find("  </ModelVariables>")
+            .map_or(x.len(), |e| e + "  </ModelVariables>".len());
+        x[start..end].to_string()
+    }
+
     pub fn xml(&self) -> String {
         let mut x = String::new();
         let w = &mut x;
@@ -70,6 +81,16 @@ impl Description<'_> {
             }
         }
         let _ = writeln!(w, "  </UnitDefinitions>");
+        let _ = writeln!(w, "  <LogCategories>");
+        let _ = writeln!(
+            w,
+            r#"    <Category name="logStatusError" description="A call failed: what and why"/>"#
+        );
+        let _ = writeln!(
+            w,
+            r#"    <Category name="logStatusFatal" description="An internal error (a bug in lockstep)"/>"#
+        );
+        let _ = writeln!(w, "  </LogCategories>");
         let _ = writeln!(
             w,
             r#"  <DefaultExperiment startTime="0.0" stopTime="{:?}" stepSize="{:?}"/>"#,
@@ -108,14 +129,17 @@ impl Description<'_> {
             .filter(|(_, v)| v.causality == Causality::Output)
             .map(|(i, _)| i + 1)
             .collect();
+        // No output depends directly on an input: inputs act inside the
+        // next fmi2DoStep (so a master sees no algebraic loop in a
+        // feedback wiring).
         let _ = writeln!(w, "    <Outputs>");
         for i in &outputs {
-            let _ = writeln!(w, r#"      <Unknown index="{i}"/>"#);
+            let _ = writeln!(w, r#"      <Unknown index="{i}" dependencies=""/>"#);
         }
         let _ = writeln!(w, "    </Outputs>");
         let _ = writeln!(w, "    <InitialUnknowns>");
         for i in &outputs {
-            let _ = writeln!(w, r#"      <Unknown index="{i}"/>"#);
+            let _ = writeln!(w, r#"      <Unknown index="{i}" dependencies=""/>"#);
         }
         let _ = writeln!(w, "    </InitialUnknowns>");
         let _ = writeln!(w, "  </ModelStructure>");

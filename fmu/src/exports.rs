@@ -81,6 +81,15 @@ fn with(
     what: &str,
     f: impl FnOnce(&mut Component) -> Result<(), String>,
 ) -> fmi2Status {
+    with_status(c, what, |comp| f(comp).map(|()| FMI2_OK))
+}
+
+/// `with` for a call whose success has more than one status.
+fn with_status(
+    c: fmi2Component,
+    what: &str,
+    f: impl FnOnce(&mut Component) -> Result<fmi2Status, String>,
+) -> fmi2Status {
     if c.is_null() {
         return FMI2_ERROR;
     }
@@ -88,7 +97,7 @@ fn with(
     // fmi2FreeInstance has not freed (FMI's rule for masters).
     let comp = unsafe { &mut *c.cast::<Component>() };
     match catch_unwind(AssertUnwindSafe(|| f(comp))) {
-        Ok(Ok(())) => FMI2_OK,
+        Ok(Ok(status)) => status,
         Ok(Err(e)) => {
             comp.log(FMI2_ERROR, "logStatusError", &format!("{what}: {e}"));
             FMI2_ERROR
@@ -359,6 +368,30 @@ macro_rules! getter {
     };
 }
 
+/// The read-only slices of a set call.
+///
+/// # Safety
+/// `vr` and `values` are valid for `n` elements (or `n` is 0).
+unsafe fn slices_ref<'a, T>(
+    vr: *const fmi2ValueReference,
+    n: usize,
+    values: *const T,
+) -> Result<(&'a [u32], &'a [T]), String> {
+    if n == 0 {
+        return Ok((&[], &[]));
+    }
+    if vr.is_null() || values.is_null() {
+        return Err("NULL value references or values".into());
+    }
+    // SAFETY: non-NULL and valid for `n` elements (the master's promise).
+    Ok(unsafe {
+        (
+            std::slice::from_raw_parts(vr, n),
+            std::slice::from_raw_parts(values, n),
+        )
+    })
+}
+
 macro_rules! setter {
     ($name:ident, $t:ty, $kind:expr, $v:ident => $value:expr) => {
         /// # Safety
@@ -372,7 +405,7 @@ macro_rules! setter {
         ) -> fmi2Status {
             with(c, stringify!($name), |comp| {
                 // SAFETY: the master's promise on the arrays (only read).
-                let (vr, vals) = unsafe { slices(vr, n, value.cast_mut()) }?;
+                let (vr, vals) = unsafe { slices_ref(vr, n, value) }?;
                 for (r, $v) in vr.iter().zip(vals.iter()) {
                     comp.instance.set(*r, $kind, $value)?;
                 }
@@ -426,7 +459,7 @@ pub unsafe extern "C" fn fmi2SetString(
 ) -> fmi2Status {
     with(c, "fmi2SetString", |comp| {
         // SAFETY: the master's promise on the arrays (only read).
-        let (vr, vals) = unsafe { slices(vr, n, value.cast_mut()) }?;
+        let (vr, vals) = unsafe { slices_ref(vr, n, value) }?;
         for (r, p) in vr.iter().zip(vals.iter()) {
             if p.is_null() {
                 return Err(format!("value reference {r}: NULL string"));
@@ -440,6 +473,25 @@ pub unsafe extern "C" fn fmi2SetString(
         }
         Ok(())
     })
+}
+
+/// A status this FMU cannot give: fmi2Discard (FMI 2.0: the slave cannot
+/// return the status asked for), the instance stays usable; logged only
+/// with logging on.
+fn no_status(c: fmi2Component, what: &str) -> fmi2Status {
+    if c.is_null() {
+        return FMI2_ERROR;
+    }
+    // SAFETY: as in `with_status`.
+    let comp = unsafe { &*c.cast::<Component>() };
+    if comp.logging_on {
+        comp.log(
+            FMI2_DISCARD,
+            "logStatusError",
+            &format!("{what}: no such status here"),
+        );
+    }
+    FMI2_DISCARD
 }
 
 /// Refused: this FMU does not offer what `what` asks.
@@ -546,12 +598,21 @@ pub unsafe extern "C" fn fmi2GetRealOutputDerivatives(
     unsupported(c, "fmi2GetRealOutputDerivatives")
 }
 
-/// A communication point as integer microseconds, if it is one within a
-/// picosecond (FMI's times are doubles; the harness's are integer µs).
+/// A communication step as integer microseconds, if it is one within a
+/// nanosecond (FMI's times are doubles; the harness's are integer µs).
 pub fn whole_micros(t_s: f64) -> Option<u64> {
     let us = t_s * 1e6;
     let r = us.round();
-    (t_s.is_finite() && r >= 0.0 && (us - r).abs() <= 1e-6 && r < 1.8e19).then_some(r as u64)
+    (t_s.is_finite() && r >= 0.0 && (us - r).abs() <= 1e-3 && r < 1.8e19).then_some(r as u64)
+}
+
+/// Whether a master's communication point `t_s` is the instance's time
+/// `now_us`: within a nanosecond, or a relative 1e-9 for long runs (a
+/// master that accumulates `t += h` drifts by about 17 ns over 10^6 steps
+/// of 1 ms). The instance steps from its own integer time.
+pub fn same_point(t_s: f64, now_us: u64) -> bool {
+    let now = now_us as f64;
+    t_s.is_finite() && (t_s * 1e6 - now).abs() <= 1e-3f64.max(now * 1e-9)
 }
 
 /// # Safety
@@ -563,14 +624,33 @@ pub unsafe extern "C" fn fmi2DoStep(
     step: fmi2Real,
     _no_set_prior: fmi2Boolean,
 ) -> fmi2Status {
-    with(c, "fmi2DoStep", |comp| {
-        let t = whole_micros(current).ok_or_else(|| {
-            format!("the communication point {current} s is not a whole number of microseconds")
-        })?;
+    with_status(c, "fmi2DoStep", |comp| {
+        let t = comp.instance.now_us();
+        if !same_point(current, t) {
+            return Err(format!(
+                "the communication point {current} s is not the instance's time, {} s",
+                comp.instance.now_s()
+            ));
+        }
         let h = whole_micros(step).ok_or_else(|| {
             format!("the communication step {step} s is not a whole number of microseconds")
         })?;
-        comp.instance.step(t, h)
+        if comp.instance.step(t, h)? {
+            Ok(FMI2_OK)
+        } else {
+            // Stepped to the scenario's end, short of the communication
+            // point: fmi2LastSuccessfulTime and fmi2Terminated tell where.
+            comp.log(
+                FMI2_DISCARD,
+                "logStatusError",
+                &format!(
+                    "fmi2DoStep: the scenario ends at {} s, before {} s",
+                    comp.instance.now_s(),
+                    current + step
+                ),
+            );
+            Ok(FMI2_DISCARD)
+        }
     })
 }
 
@@ -589,7 +669,7 @@ pub unsafe extern "C" fn fmi2GetStatus(
     _kind: c_int,
     _value: *mut fmi2Status,
 ) -> fmi2Status {
-    unsupported(c, "fmi2GetStatus (steps are never asynchronous)")
+    no_status(c, "fmi2GetStatus (steps are never asynchronous)")
 }
 
 /// # Safety
@@ -600,10 +680,13 @@ pub unsafe extern "C" fn fmi2GetRealStatus(
     kind: c_int,
     value: *mut fmi2Real,
 ) -> fmi2Status {
+    // fmi2LastSuccessfulTime (2): the communication point reached.
+    if kind != 2 {
+        return no_status(c, "fmi2GetRealStatus");
+    }
     with(c, "fmi2GetRealStatus", |comp| {
-        // fmi2LastSuccessfulTime (2): the communication point reached.
-        if kind != 2 || value.is_null() {
-            return Err(format!("status kind {kind} is not fmi2LastSuccessfulTime"));
+        if value.is_null() {
+            return Err("NULL value".into());
         }
         // SAFETY: non-NULL and writable (the master's promise).
         unsafe { *value = comp.instance.now_s() };
@@ -619,7 +702,7 @@ pub unsafe extern "C" fn fmi2GetIntegerStatus(
     _kind: c_int,
     _value: *mut fmi2Integer,
 ) -> fmi2Status {
-    unsupported(c, "fmi2GetIntegerStatus")
+    no_status(c, "fmi2GetIntegerStatus")
 }
 
 /// # Safety
@@ -630,10 +713,13 @@ pub unsafe extern "C" fn fmi2GetBooleanStatus(
     kind: c_int,
     value: *mut fmi2Boolean,
 ) -> fmi2Status {
+    // fmi2Terminated (3): the scenario has reached its end.
+    if kind != 3 {
+        return no_status(c, "fmi2GetBooleanStatus");
+    }
     with(c, "fmi2GetBooleanStatus", |comp| {
-        // fmi2Terminated (3): the scenario has reached its end.
-        if kind != 3 || value.is_null() {
-            return Err(format!("status kind {kind} is not fmi2Terminated"));
+        if value.is_null() {
+            return Err("NULL value".into());
         }
         // SAFETY: non-NULL and writable (the master's promise).
         unsafe { *value = c_int::from(comp.instance.at_end()) };
@@ -649,7 +735,7 @@ pub unsafe extern "C" fn fmi2GetStringStatus(
     _kind: c_int,
     _value: *mut fmi2String,
 ) -> fmi2Status {
-    unsupported(c, "fmi2GetStringStatus")
+    no_status(c, "fmi2GetStringStatus")
 }
 
 #[cfg(test)]
@@ -657,14 +743,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn communication_points_must_be_whole_microseconds() {
+    fn communication_steps_must_be_whole_microseconds() {
         assert_eq!(whole_micros(0.001), Some(1000));
         assert_eq!(whole_micros(0.1 + 0.2), Some(300_000));
         assert_eq!(whole_micros(1234.567891), Some(1_234_567_891));
         assert_eq!(whole_micros(0.0000005), None);
-        assert_eq!(whole_micros(1e-7), None);
+        assert_eq!(whole_micros(0.000_001_005), None, "5 ns off");
         assert_eq!(whole_micros(-0.001), None);
         assert_eq!(whole_micros(f64::NAN), None);
+    }
+
+    #[test]
+    fn a_masters_accumulated_time_is_the_instances() {
+        // t += 0.001 a million times: 16.7 ns off 1000 s.
+        let t = (0..1_000_000).fold(0.0f64, |t, _| t + 0.001);
+        assert!(same_point(t, 1_000_000_000));
+        assert!(!same_point(t, 999_999_000));
+        assert!(same_point(0.003, 3000));
+        assert!(!same_point(0.003, 3001));
+        assert!(!same_point(f64::NAN, 0));
     }
 
     #[test]

@@ -6,7 +6,6 @@
 use std::path::{Path, PathBuf};
 
 use lockstep_abi::Isolation;
-use lockstep_harness::Micros;
 use lockstep_harness::engine::Engine;
 use lockstep_harness::scenario::{Action, Scenario, SensorId};
 
@@ -51,6 +50,8 @@ pub struct Instance {
     /// The strings the last fmi2GetString returned (valid until the next
     /// call, as FMI asks).
     pub strings: Vec<std::ffi::CString>,
+    /// A parameter changed since the engine was built.
+    dirty: bool,
 }
 
 /// The error of an fmi2 call: logged, then returned as fmi2Error.
@@ -72,6 +73,31 @@ impl Instance {
             scenario.seed,
             scenario.start,
         );
+        // The packaged description must state this library's variables, or
+        // value references would mean other variables.
+        let ours = crate::Description {
+            model_name: "",
+            description: "",
+            guid: "",
+            stop_time_s: 0.0,
+            step_s: 0.0,
+            one_instance_per_process: false,
+            variables: &variables,
+        }
+        .variables_xml();
+        let packaged = resources
+            .parent()
+            .map(|d| d.join("modelDescription.xml"))
+            .and_then(|p| std::fs::read_to_string(p).ok());
+        if let Some(xml) = packaged
+            && !xml.contains(&ours)
+        {
+            return Err(
+                "modelDescription.xml does not list this library's variables: the FMU was \
+                 packaged with another build of lockstep's FMU library (package it again)"
+                    .into(),
+            );
+        }
         let values = defaults(&variables);
         Ok(Instance {
             name: name.to_string(),
@@ -85,6 +111,7 @@ impl Instance {
             finished: false,
             now_us: 0,
             strings: Vec::new(),
+            dirty: false,
         })
     }
 
@@ -142,6 +169,9 @@ impl Instance {
                 return Err(format!("`{}` = {x} is not finite", v.name));
             }
             _ => {}
+        }
+        if v.causality == Parameter && self.values[vr as usize].as_ref() != Some(&value) {
+            self.dirty = true;
         }
         self.values[vr as usize] = Some(value);
         Ok(())
@@ -263,8 +293,9 @@ impl Instance {
     }
 
     /// One communication step from `t_us` over `h_us`: the inputs applied,
-    /// then every boundary at or before `t_us + h_us` processed.
-    pub fn step(&mut self, t_us: u64, h_us: u64) -> Result<(), Failure> {
+    /// then every boundary at or before `t_us + h_us` processed; `false`
+    /// when the scenario ended first (the instance is then at its end).
+    pub fn step(&mut self, t_us: u64, h_us: u64) -> Result<bool, Failure> {
         if self.phase != Phase::Stepping {
             return Err(format!("do step: the instance is {:?}", self.phase));
         }
@@ -275,17 +306,25 @@ impl Instance {
                 lockstep_abi::at(self.now_us)
             ));
         }
-        self.apply_inputs()?;
-        let target = t_us + h_us;
-        let engine = self.engine.as_mut().expect("an engine while stepping");
-        if engine.end() < Micros(target) {
+        let end = self
+            .engine
+            .as_ref()
+            .expect("an engine while stepping")
+            .end();
+        if t_us >= end.0 && h_us > 0 {
             return Err(format!(
-                "do step to {}, past the scenario's end at {}",
-                lockstep_abi::at(target),
-                lockstep_abi::at(engine.end().0)
+                "do step from {}: the scenario ended at {}",
+                lockstep_abi::at(t_us),
+                lockstep_abi::at(end.0)
             ));
         }
-        while engine.next_time().is_some_and(|n| n.0 <= target) {
+        let target = t_us
+            .checked_add(h_us)
+            .ok_or_else(|| format!("do step of {h_us} us from {t_us} us overflows the clock"))?;
+        self.apply_inputs()?;
+        let reached = target.min(end.0);
+        let engine = self.engine.as_mut().expect("an engine while stepping");
+        while engine.next_time().is_some_and(|n| n.0 <= reached) {
             if let Err(e) = engine.step() {
                 let message = e.to_string();
                 let _ = self.end_with(Err(e));
@@ -293,8 +332,8 @@ impl Instance {
                 return Err(message);
             }
         }
-        self.now_us = target;
-        Ok(())
+        self.now_us = reached;
+        Ok(reached == target)
     }
 
     /// Ends the engine's run once (log flushed and joined, autopilot
@@ -314,6 +353,11 @@ impl Instance {
             }
             _ => Ok(()),
         }
+    }
+
+    /// The communication point reached, integer µs.
+    pub fn now_us(&self) -> u64 {
+        self.now_us
     }
 
     /// The communication point reached, in seconds (for FMI's status).
@@ -336,11 +380,15 @@ impl Instance {
 
     /// The value of variable `vr`: parameters and inputs as set, outputs
     /// from the engine (their start values before it exists).
-    pub fn get(&self, vr: u32, kind: Kind) -> Result<Value, Failure> {
-        let v = self.variable(vr, kind)?;
+    pub fn get(&mut self, vr: u32, kind: Kind) -> Result<Value, Failure> {
+        self.variable(vr, kind)?;
         if let Some(x) = &self.values[vr as usize] {
             return Ok(x.clone());
         }
+        if self.dirty && self.phase == Phase::Initialization {
+            self.build()?;
+        }
+        let v = self.variable(vr, kind)?;
         let Some(e) = &self.engine else {
             return Ok(match (kind, v.slot) {
                 (Kind::Real, Slot::Truth(6) | Slot::Estimate(6)) => Value::Real(1.0),

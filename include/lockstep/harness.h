@@ -802,7 +802,9 @@ lockstep_status lockstep_sim_new_from_toml(const char *toml,
 /**
  * Processes up to `n` boundaries of the timeline (each tick of the finest
  * cadence is one); `*out_done` is how many were (fewer at the end of the
- * run). `LOCKSTEP_ERR_ENDED` when none was left. After an error (the
+ * run). `LOCKSTEP_ERR_ENDED` when none was left. After an error
+ * (`*out_done` is not written: `lockstep_sim_time_us` says how far the run
+ * got; the
  * autopilot or the plant failed), everything up to it is written and the
  * handle is failed: later steps return `LOCKSTEP_ERR_FAILED`.
  * Thread-safe (calls on one handle are serialized).
@@ -816,7 +818,9 @@ lockstep_status lockstep_sim_step(struct lockstep_sim *sim, uint64_t n, uint64_t
 /**
  * Processes every boundary at or before `time_us` (up to the end of the
  * run). `LOCKSTEP_ERR_TIME` when `time_us` is before the last boundary
- * processed. Errors as `lockstep_sim_step`.
+ * processed; `LOCKSTEP_ERR_ENDED` when `time_us` is later and nothing is
+ * left. Errors as `lockstep_sim_step` (after one, `lockstep_sim_time_us`
+ * says how far the run got).
  *
  * Thread-safe: calls on one handle are serialized.
  *

@@ -51,6 +51,8 @@ pub struct HostBattery {
     pub remaining: f64,
     /// A `LOCKSTEP_BATTERY_*` warning level.
     pub warning: u32,
+    /// Connected to the bus.
+    pub connected: bool,
 }
 
 impl HostTruth {
@@ -222,7 +224,7 @@ impl HostedVehicle {
                     current_a: b.current_a as f32,
                     remaining: b.remaining as f32,
                     warning: b.warning,
-                    connected: 1,
+                    connected: u32::from(b.connected),
                     reserved0: 0,
                 });
             }
