@@ -332,28 +332,55 @@ fn loitering_engine(log: Option<&std::path::Path>, isolation: &Isolation) -> Eng
     e
 }
 
+/// Ticks timed on one loitering engine before a fresh one replaces it:
+/// 200 s of flight, well inside the battery's endurance (criterion runs
+/// millions of ticks; one engine would drain its pack, land by failsafe and
+/// measure a vehicle resting on the ground).
+const CHUNK: u64 = 200_000;
+
+/// Times `iters` ticks on loitering engines from `make`, each used for at
+/// most [`CHUNK`] ticks and built untimed.
+fn loiter_ticks(iters: u64, make: &dyn Fn() -> Engine) -> Duration {
+    let mut total = Duration::ZERO;
+    let mut left = iters;
+    while left > 0 {
+        let n = left.min(CHUNK);
+        let mut e = make();
+        let t = std::time::Instant::now();
+        for _ in 0..n {
+            black_box(e.step().unwrap());
+        }
+        total += t.elapsed();
+        assert!(e.state()[2] < -9.0, "still loitering at 10 m");
+        left -= n;
+    }
+    total
+}
+
 fn closed_loop(c: &mut Criterion) {
     let mut g = c.benchmark_group("closed_loop_tick");
     g.bench_function("iris_log_off", |b| {
-        let mut e = loitering_engine(None, &Isolation::InProcess);
-        b.iter(|| black_box(e.step().unwrap()));
+        b.iter_custom(|n| loiter_ticks(n, &|| loitering_engine(None, &Isolation::InProcess)));
     });
     g.bench_function("iris_log_off_isolated", |b| {
-        let mut e = loitering_engine(None, &isolated());
-        b.iter(|| black_box(e.step().unwrap()));
+        b.iter_custom(|n| loiter_ticks(n, &|| loitering_engine(None, &isolated())));
     });
     // Isolated without busy-waiting: every answer is a futex wake-up (what
     // the isolated mode does when the machine's cores are all busy).
     g.bench_function("iris_log_off_isolated_sleeping", |b| {
-        let mut e = loitering_engine(None, &isolated_spinning(Duration::ZERO));
-        b.iter(|| black_box(e.step().unwrap()));
+        b.iter_custom(|n| {
+            loiter_ticks(n, &|| {
+                loitering_engine(None, &isolated_spinning(Duration::ZERO))
+            })
+        });
     });
     g.bench_function("iris_log_100hz", |b| {
         let path = std::env::temp_dir().join(format!("lockstep-bench-{}.csv", std::process::id()));
-        let mut e = loitering_engine(Some(&path), &Isolation::InProcess);
-        b.iter(|| black_box(e.step().unwrap()));
-        drop(e);
+        b.iter_custom(|n| {
+            loiter_ticks(n, &|| loitering_engine(Some(&path), &Isolation::InProcess))
+        });
         let _ = std::fs::remove_file(&path);
+        let _ = std::fs::remove_file(path.with_extension("csv.json"));
     });
     g.finish();
     // One autopilot step alone, in this process and across the isolation
