@@ -106,12 +106,17 @@ impl Fmu {
         unsafe { f(c) }
     }
 
-    fn init(&self, c: Component) {
+    /// Sets up the experiment from 0 and enters initialization mode.
+    fn enter(&self, c: Component) {
         let setup: unsafe extern "C" fn(Component, c_int, f64, f64, c_int, f64) -> c_int =
             self.sym("fmi2SetupExperiment");
         // SAFETY: a live component.
         assert_eq!(unsafe { setup(c, 0, 0.0, 0.0, 0, 0.0) }, 0);
         assert_eq!(self.call("fmi2EnterInitializationMode", c), 0);
+    }
+
+    fn init(&self, c: Component) {
+        self.enter(c);
         assert_eq!(self.call("fmi2ExitInitializationMode", c), 0);
     }
 
@@ -314,11 +319,7 @@ fn parameters_and_inputs_reach_the_run_and_the_log_is_joined_before_free() {
         if let Some(l) = log {
             assert_eq!(fmu.set_string(c, vr["log_path"], l.to_str().unwrap()), 0);
         }
-        let setup: unsafe extern "C" fn(Component, c_int, f64, f64, c_int, f64) -> c_int =
-            fmu.sym("fmi2SetupExperiment");
-        // SAFETY: a live component.
-        assert_eq!(unsafe { setup(c, 0, 0.0, 0.0, 0, 0.0) }, 0);
-        assert_eq!(fmu.call("fmi2EnterInitializationMode", c), 0);
+        fmu.enter(c);
         // In initialization mode the outputs are the run's initial ones,
         // with the parameters set there.
         assert_eq!(fmu.set_real(c, vr["start_north_m"], 3.0), 0);

@@ -16,6 +16,7 @@ use lockstep_harness::engine::{
     Engine, EngineError, HostBattery, HostTruth, HostedVehicle, PlantRunner,
 };
 use lockstep_harness::scenario::{Action, Scenario};
+use lockstep_harness::sensors::Truth;
 
 use common::BUNDLED;
 
@@ -54,12 +55,14 @@ fn fly_hosted(s: &Scenario) -> (Vec<f64>, Vec<(u64, Vec<f64>)>) {
         let x = plant.state();
         let b = o.batteries[0];
         let truth = HostTruth {
-            time: t,
-            position_ned_m: [x[0], x[1], x[2]],
-            velocity_ned_mps: [x[3], x[4], x[5]],
-            attitude_q: [x[6], x[7], x[8], x[9]],
-            rates_frd_radps: [x[10], x[11], x[12]],
-            specific_force_frd_mps2: o.specific_force_frd_mps2,
+            state: Truth {
+                time: t,
+                position_ned_m: [x[0], x[1], x[2]],
+                velocity_ned_mps: [x[3], x[4], x[5]],
+                attitude_q: [x[6], x[7], x[8], x[9]],
+                rates_frd_radps: [x[10], x[11], x[12]],
+                specific_force_frd_mps2: o.specific_force_frd_mps2,
+            },
             on_ground: o.contact_points > 0,
             battery: Some(HostBattery {
                 voltage_v: b.voltage_v,
@@ -118,12 +121,12 @@ fn the_host_must_hand_over_truth_at_the_boundary_awaiting_it() {
     let mut hosted = HostedVehicle::new(&s, Path::new(BUNDLED), &Isolation::InProcess).unwrap();
     assert_eq!(hosted.next_time(), Some(Micros::ZERO));
     let mut truth = HostTruth {
-        time: Micros(500),
-        position_ned_m: [0.0; 3],
-        velocity_ned_mps: [0.0; 3],
-        attitude_q: [1.0, 0.0, 0.0, 0.0],
-        rates_frd_radps: [0.0; 3],
-        specific_force_frd_mps2: [0.0, 0.0, -9.81],
+        state: Truth {
+            time: Micros(500),
+            attitude_q: [1.0, 0.0, 0.0, 0.0],
+            specific_force_frd_mps2: [0.0, 0.0, -9.81],
+            ..Truth::default()
+        },
         on_ground: true,
         battery: None,
     };
@@ -142,15 +145,15 @@ fn the_host_must_hand_over_truth_at_the_boundary_awaiting_it() {
         e.to_string(),
         "truth at t = 0.000500 s, but the next boundary is at t = 0.000000 s"
     );
-    truth.time = Micros::ZERO;
-    truth.velocity_ned_mps[1] = f64::NAN;
+    truth.state.time = Micros::ZERO;
+    truth.state.velocity_ned_mps[1] = f64::NAN;
     let e = hosted.step(&truth).unwrap_err();
     assert_eq!(
         e.to_string(),
         "truth at t = 0.000000 s: `velocity_ned_mps` is not finite or out of range"
     );
-    truth.velocity_ned_mps[1] = 0.0;
-    truth.attitude_q = [0.0; 4];
+    truth.state.velocity_ned_mps[1] = 0.0;
+    truth.state.attitude_q = [0.0; 4];
     assert!(matches!(
         hosted.step(&truth).unwrap_err(),
         EngineError::HostTruth {
@@ -158,7 +161,7 @@ fn the_host_must_hand_over_truth_at_the_boundary_awaiting_it() {
             ..
         }
     ));
-    truth.attitude_q = [1.0, 0.0, 0.0, 0.0];
+    truth.state.attitude_q = [1.0, 0.0, 0.0, 0.0];
     truth.battery = Some(HostBattery {
         voltage_v: 12.0,
         current_a: 1.0,

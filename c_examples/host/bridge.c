@@ -14,15 +14,6 @@
 #include <math.h>
 #include <string.h>
 
-static void print_state(const lockstep_truth *t) {
-  printf("state %llu", (unsigned long long)t->time_us);
-  for (int i = 0; i < 3; i++) printf(" %.17g", t->position_ned_m[i]);
-  for (int i = 0; i < 3; i++) printf(" %.17g", t->velocity_ned_mps[i]);
-  for (int i = 0; i < 4; i++) printf(" %.17g", t->attitude_q[i]);
-  for (int i = 0; i < 3; i++) printf(" %.17g", t->rates_frd_radps[i]);
-  printf("\n");
-}
-
 int main(int argc, char **argv) {
   if (argc < 3) {
     fprintf(stderr, "usage: %s SCENARIO AUTOPILOT\n", argv[0]);

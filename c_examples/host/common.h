@@ -1,5 +1,5 @@
 /* What the host examples share: failing loudly with the library's message,
-   and checking that a call fails with the status expected. */
+   checking that a call fails with the status expected, printing states. */
 #ifndef LOCKSTEP_HOST_COMMON_H
 #define LOCKSTEP_HOST_COMMON_H
 
@@ -40,6 +40,18 @@ static inline void host_fail(const char *call, lockstep_status status) {
                                    &expect_n_) == LOCKSTEP_OK)                 \
       printf("expected %s: %s\n", lockstep_status_name(want), expect_message_); \
   } while (0)
+
+/* Prints the true state as one line, each double with 17 significant
+   digits (exactly: the test suite compares the bits):
+   state T_US X Y Z VX VY VZ QW QX QY QZ P Q R */
+static inline void print_state(const lockstep_truth *t) {
+  printf("state %llu", (unsigned long long)t->time_us);
+  for (int i = 0; i < 3; i++) printf(" %.17g", t->position_ned_m[i]);
+  for (int i = 0; i < 3; i++) printf(" %.17g", t->velocity_ned_mps[i]);
+  for (int i = 0; i < 4; i++) printf(" %.17g", t->attitude_q[i]);
+  for (int i = 0; i < 3; i++) printf(" %.17g", t->rates_frd_radps[i]);
+  printf("\n");
+}
 
 /* The library this program was compiled against is the one it runs with. */
 static inline void host_check_version(void) {

@@ -20,8 +20,8 @@ static double now_ns(void) {
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-/* Vertical speed after one second at command u from rest, hovering at 10 m. */
-static double climb_rate(const char *spec, const char *integrator, double u) {
+/* A plant of SPEC by INTEGRATOR at 10 m, every motor held at u. */
+static lockstep_plant *airborne(const char *spec, const char *integrator, double u) {
   lockstep_plant *p = NULL;
   CHECK(lockstep_plant_new(spec, integrator, 1000, &p));
   uint32_t n = 0;
@@ -29,11 +29,17 @@ static double climb_rate(const char *spec, const char *integrator, double u) {
   double x[64];
   size_t len = 0;
   CHECK(lockstep_plant_state(p, x, 64, &len));
-  x[2] = -10.0; /* airborne */
+  x[2] = -10.0; /* NED: 10 m up */
   CHECK(lockstep_plant_set_state(p, x, len));
   double cmd[LOCKSTEP_HARNESS_MAX_ROTORS];
   for (uint32_t i = 0; i < n; i++) cmd[i] = u;
   CHECK(lockstep_plant_set_motors(p, cmd, n));
+  return p;
+}
+
+/* Vertical speed after one second at command u, from 10 m. */
+static double climb_rate(const char *spec, const char *integrator, double u) {
+  lockstep_plant *p = airborne(spec, integrator, u);
   CHECK(lockstep_plant_step(p, 1000000));
   lockstep_truth t = {.size = sizeof t};
   CHECK(lockstep_plant_truth(p, &t));
@@ -58,18 +64,14 @@ int main(int argc, char **argv) {
   double hover = 0.5 * (lo + hi);
   printf("hover command %.4f\n", hover);
 
-  lockstep_plant *p = NULL;
-  CHECK(lockstep_plant_new(spec, integrator, 1000, &p));
+  lockstep_plant *p = airborne(spec, integrator, hover);
   uint32_t n = 0;
   CHECK(lockstep_plant_rotor_count(p, &n));
   double x[64];
   size_t len = 0;
   CHECK(lockstep_plant_state(p, x, 64, &len));
-  x[2] = -10.0;
-  CHECK(lockstep_plant_set_state(p, x, len));
   double cmd[LOCKSTEP_HARNESS_MAX_ROTORS];
   for (uint32_t i = 0; i < n; i++) cmd[i] = hover;
-  CHECK(lockstep_plant_set_motors(p, cmd, n));
   double t0 = now_ns();
   for (long i = 0; i < steps; i++) CHECK(lockstep_plant_step(p, 1000));
   double per_step = (now_ns() - t0) / (double)steps;

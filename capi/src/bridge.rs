@@ -11,10 +11,12 @@ use std::path::Path;
 
 use lockstep_harness::Micros;
 use lockstep_harness::engine::{HostBattery, HostTruth, HostedVehicle};
+use lockstep_harness::sensors::Truth;
 
 use crate::boundary::*;
-use crate::registry::{Entry, Registry, lock};
-use crate::sim::{Setup, actuators, estimate, scenario_file, scenario_text, setup};
+use crate::options::{Setup, scenario_file, scenario_text, setup};
+use crate::registry::{Entry, Registry};
+use crate::sim::{actuators, estimate};
 use crate::types::*;
 
 /// An autopilot with the harness's sensors and estimator, flying a plant
@@ -99,32 +101,12 @@ pub unsafe extern "C" fn lockstep_bridge_new_from_toml(
     })
 }
 
+/// Runs `f` on the bridge behind `bridge`; a failure becomes its last error.
 fn with(
     bridge: *const lockstep_bridge,
     f: impl FnOnce(&mut Entry<Bridge>) -> Outcome,
 ) -> lockstep_status {
-    guard(|| {
-        if bridge.is_null() {
-            return Err(null("bridge"));
-        }
-        let e = BRIDGES.get(bridge as usize)?;
-        let mut g = lock(&e)?;
-        let r = f(&mut g);
-        if let Err(err) = &r {
-            g.last_error = err.message.clone();
-        }
-        r
-    })
-}
-
-fn usable(e: &Entry<Bridge>) -> Outcome {
-    match &e.failed {
-        Some(f) => Err(Failure::new(
-            lockstep_status::LOCKSTEP_ERR_FAILED,
-            format!("an earlier error left this bridge unusable: {}", f.message),
-        )),
-        None => Ok(()),
-    }
+    BRIDGES.with(bridge as usize, "bridge", f)
 }
 
 /// When the host must next hand over truth (`LOCKSTEP_ERR_ENDED` after the
@@ -211,14 +193,16 @@ pub unsafe extern "C" fn lockstep_bridge_step(
         // SAFETY: non-NULL; the size field is readable (the caller's
         // promise). Checked before stepping, so a wrong size changes nothing.
         check_size::<lockstep_actuators>(unsafe { *out.cast::<u32>() })?;
-        usable(e)?;
+        e.usable("bridge")?;
         let host = HostTruth {
-            time: Micros(t.time_us),
-            position_ned_m: t.position_ned_m,
-            velocity_ned_mps: t.velocity_ned_mps,
-            attitude_q: t.attitude_q,
-            rates_frd_radps: t.rates_frd_radps,
-            specific_force_frd_mps2: t.specific_force_frd_mps2,
+            state: Truth {
+                time: Micros(t.time_us),
+                position_ned_m: t.position_ned_m,
+                velocity_ned_mps: t.velocity_ned_mps,
+                attitude_q: t.attitude_q,
+                rates_frd_radps: t.rates_frd_radps,
+                specific_force_frd_mps2: t.specific_force_frd_mps2,
+            },
             on_ground: t.on_ground != 0,
             battery: b,
         };
@@ -308,7 +292,7 @@ pub unsafe extern "C" fn lockstep_bridge_command(
 ) -> lockstep_status {
     with(bridge, |e| {
         let a = crate::types::command(command)?;
-        usable(e)?;
+        e.usable("bridge")?;
         Ok(e.value.hosted.apply_now(a)?)
     })
 }
@@ -337,7 +321,7 @@ pub unsafe extern "C" fn lockstep_bridge_fault(
             ));
         }
         let a = crate::types::fault(f, e.value.rotors, 0)?;
-        usable(e)?;
+        e.usable("bridge")?;
         Ok(e.value.hosted.apply_now(a)?)
     })
 }
@@ -380,13 +364,6 @@ pub unsafe extern "C" fn lockstep_bridge_last_error(
     len: usize,
     out_len: *mut usize,
 ) -> lockstep_status {
-    quiet(|| {
-        if bridge.is_null() {
-            return Err(null("bridge"));
-        }
-        let e = BRIDGES.get(bridge as usize)?;
-        let g = lock(&e)?;
-        // SAFETY: the caller's promises on `buf`, `len`, `out_len`.
-        unsafe { copy_message(&g.last_error, buf, len, out_len) }
-    })
+    // SAFETY: the caller's promises, passed on.
+    unsafe { BRIDGES.last_error(bridge as usize, "bridge", buf, len, out_len) }
 }

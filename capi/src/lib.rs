@@ -21,6 +21,7 @@ compile_error!("the handle encoding needs 64-bit pointers");
 
 pub mod boundary;
 pub mod bridge;
+mod options;
 pub mod plant;
 mod registry;
 pub mod sim;

@@ -12,7 +12,7 @@ use lockstep_harness::Micros;
 use lockstep_harness::engine::PlantRunner;
 
 use crate::boundary::*;
-use crate::registry::{Entry, Registry, lock};
+use crate::registry::{Entry, Registry};
 use crate::types::*;
 
 /// Our plant on its own. Opaque: created by `lockstep_plant_new`, released
@@ -127,7 +127,7 @@ pub unsafe extern "C" fn lockstep_plant_new_from_scenario(
     guard(|| {
         let out = non_null_mut(out_plant, "out_plant")?;
         // SAFETY: the caller's promise.
-        let scenario = unsafe { crate::sim::scenario_file(scenario_path) }?;
+        let scenario = unsafe { crate::options::scenario_file(scenario_path) }?;
         let runner = PlantRunner::from_scenario(&scenario)?;
         let h = PLANTS.insert(runner)?;
         // SAFETY: non-NULL and writable (the caller's promise).
@@ -136,32 +136,12 @@ pub unsafe extern "C" fn lockstep_plant_new_from_scenario(
     })
 }
 
+/// Runs `f` on the plant behind `plant`; a failure becomes its last error.
 fn with(
     plant: *const lockstep_plant,
     f: impl FnOnce(&mut Entry<PlantRunner>) -> Outcome,
 ) -> lockstep_status {
-    guard(|| {
-        if plant.is_null() {
-            return Err(null("plant"));
-        }
-        let e = PLANTS.get(plant as usize)?;
-        let mut g = lock(&e)?;
-        let r = f(&mut g);
-        if let Err(err) = &r {
-            g.last_error = err.message.clone();
-        }
-        r
-    })
-}
-
-fn usable(e: &Entry<PlantRunner>) -> Outcome {
-    match &e.failed {
-        Some(f) => Err(Failure::new(
-            lockstep_status::LOCKSTEP_ERR_FAILED,
-            format!("an earlier error left this plant unusable: {}", f.message),
-        )),
-        None => Ok(()),
-    }
+    PLANTS.with(plant as usize, "plant", f)
 }
 
 /// The number of rotors (the length `lockstep_plant_set_motors` takes).
@@ -256,7 +236,7 @@ pub unsafe extern "C" fn lockstep_plant_step(
     dt_us: u64,
 ) -> lockstep_status {
     with(plant, |e| {
-        usable(e)?;
+        e.usable("plant")?;
         let to = e
             .value
             .now()
@@ -458,13 +438,6 @@ pub unsafe extern "C" fn lockstep_plant_last_error(
     len: usize,
     out_len: *mut usize,
 ) -> lockstep_status {
-    quiet(|| {
-        if plant.is_null() {
-            return Err(null("plant"));
-        }
-        let e = PLANTS.get(plant as usize)?;
-        let g = lock(&e)?;
-        // SAFETY: the caller's promises on `buf`, `len`, `out_len`.
-        unsafe { copy_message(&g.last_error, buf, len, out_len) }
-    })
+    // SAFETY: the caller's promises, passed on.
+    unsafe { PLANTS.last_error(plant as usize, "plant", buf, len, out_len) }
 }

@@ -10,7 +10,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::boundary::{Failure, lockstep_status};
+use crate::boundary::{Failure, Outcome, copy_message, guard, lockstep_status, null, quiet};
 
 /// A live object, the last error on it, and whether an error left it
 /// unusable.
@@ -134,6 +134,68 @@ impl<T> Registry<T> {
             }
             _ => Err(self.stale(handle)),
         }
+    }
+}
+
+impl<T> Entry<T> {
+    /// Refuses a step on the `what` (simulation, bridge, plant) an earlier
+    /// error left unusable.
+    pub(crate) fn usable(&self, what: &str) -> Outcome {
+        match &self.failed {
+            Some(f) => Err(Failure::new(
+                lockstep_status::LOCKSTEP_ERR_FAILED,
+                format!("an earlier error left this {what} unusable: {}", f.message),
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+impl<T> Registry<T> {
+    /// Runs `f` on the object behind `handle` (0: the argument `what` is
+    /// NULL) inside the panic guard; a failure becomes its last error.
+    pub(crate) fn with(
+        &self,
+        handle: usize,
+        what: &str,
+        f: impl FnOnce(&mut Entry<T>) -> Outcome,
+    ) -> lockstep_status {
+        guard(|| {
+            if handle == 0 {
+                return Err(null(what));
+            }
+            let e = self.get(handle)?;
+            let mut g = lock(&e)?;
+            let r = f(&mut g);
+            if let Err(err) = &r {
+                g.last_error = err.message.clone();
+            }
+            r
+        })
+    }
+
+    /// Copies the last error on the object behind `handle` out, as
+    /// `lockstep_thread_last_error` does, without replacing the thread's.
+    ///
+    /// # Safety
+    /// `buf` is NULL or valid for `len` bytes; `out_len` is NULL or writable.
+    pub(crate) unsafe fn last_error(
+        &self,
+        handle: usize,
+        what: &str,
+        buf: *mut std::ffi::c_char,
+        len: usize,
+        out_len: *mut usize,
+    ) -> lockstep_status {
+        quiet(|| {
+            if handle == 0 {
+                return Err(null(what));
+            }
+            let e = self.get(handle)?;
+            let g = lock(&e)?;
+            // SAFETY: the caller's promises on `buf`, `len`, `out_len`.
+            unsafe { copy_message(&g.last_error, buf, len, out_len) }
+        })
     }
 }
 

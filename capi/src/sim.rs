@@ -4,15 +4,14 @@
 //! recording written where the options say.
 
 use std::ffi::c_char;
-use std::path::PathBuf;
 
-use lockstep_abi::Isolation;
 use lockstep_harness::Micros;
 use lockstep_harness::engine::{Engine, EngineError};
 use lockstep_harness::mission::Mission;
 
 use crate::boundary::*;
-use crate::registry::{Entry, Registry, lock};
+use crate::options::{Setup, scenario_file, scenario_text, setup};
+use crate::registry::{Entry, Registry};
 use crate::types::*;
 
 /// A whole simulated vehicle. Opaque: created by `lockstep_sim_new_*`,
@@ -30,78 +29,6 @@ pub(crate) struct Sim {
 }
 
 static SIMS: Registry<Sim> = Registry::new(1, "lockstep_sim");
-
-/// What the options say, checked.
-pub(crate) struct Setup {
-    pub(crate) autopilot: PathBuf,
-    pub(crate) isolation: Isolation,
-    pub(crate) log: Option<PathBuf>,
-    pub(crate) record: Option<PathBuf>,
-}
-
-/// # Safety
-/// `options` is NULL or a valid `lockstep_options` whose strings are NULL or
-/// NUL-terminated.
-pub(crate) unsafe fn setup(options: *const lockstep_options) -> Result<Setup, Failure> {
-    // SAFETY: the caller's promise.
-    let o = unsafe { input(options, "options") }?;
-    // SAFETY: the caller's promise on the strings.
-    let autopilot = unsafe { optional_path(o.autopilot_path, "options.autopilot_path") }?
-        .ok_or_else(|| null("options.autopilot_path"))?;
-    // SAFETY: as above.
-    let host = unsafe { optional_path(o.autopilot_host_path, "options.autopilot_host_path") }?;
-    let isolation = match o.isolation {
-        LOCKSTEP_ISOLATION_IN_PROCESS => Isolation::InProcess,
-        LOCKSTEP_ISOLATION_PROCESS => Isolation::Process(lockstep_abi::IsolationOptions {
-            host,
-            ..Default::default()
-        }),
-        v => {
-            return Err(argument(format!(
-                "options.isolation is {v}: LOCKSTEP_ISOLATION_IN_PROCESS (0) or LOCKSTEP_ISOLATION_PROCESS (1)"
-            )));
-        }
-    };
-    Ok(Setup {
-        autopilot,
-        isolation,
-        // SAFETY: as above.
-        log: unsafe { optional_path(o.log_path, "options.log_path") }?,
-        // SAFETY: as above.
-        record: unsafe { optional_path(o.record_path, "options.record_path") }?,
-    })
-}
-
-/// The scenario in a file.
-///
-/// # Safety
-/// `path` is NULL or NUL-terminated.
-pub(crate) unsafe fn scenario_file(
-    path: *const c_char,
-) -> Result<lockstep_harness::scenario::Scenario, Failure> {
-    // SAFETY: the caller's promise.
-    let p = unsafe { text(path, "scenario_path") }?;
-    Ok(lockstep_harness::scenario::Scenario::load(p)?)
-}
-
-/// A scenario given as TOML text; its relative paths are taken from
-/// `base_dir` (NULL: the working directory).
-///
-/// # Safety
-/// `toml` and `base_dir` are NULL or NUL-terminated.
-pub(crate) unsafe fn scenario_text(
-    toml: *const c_char,
-    base_dir: *const c_char,
-) -> Result<lockstep_harness::scenario::Scenario, Failure> {
-    // SAFETY: the caller's promise.
-    let t = unsafe { text(toml, "toml") }?;
-    // SAFETY: the caller's promise.
-    let dir = unsafe { optional_path(base_dir, "base_dir") }?.unwrap_or_else(|| ".".into());
-    Ok(lockstep_harness::scenario::Scenario::from_toml_str(
-        t,
-        dir.join("(scenario text)"),
-    )?)
-}
 
 fn create(
     scenario: &lockstep_harness::scenario::Scenario,
@@ -173,33 +100,14 @@ pub unsafe extern "C" fn lockstep_sim_new_from_toml(
     })
 }
 
-/// Runs `f` on the simulation behind `sim`; a failure becomes its last error.
+/// Runs `f` on the sim behind `sim`; a failure becomes its last error.
 fn with(sim: *const lockstep_sim, f: impl FnOnce(&mut Entry<Sim>) -> Outcome) -> lockstep_status {
-    guard(|| {
-        if sim.is_null() {
-            return Err(null("sim"));
-        }
-        let e = SIMS.get(sim as usize)?;
-        let mut g = lock(&e)?;
-        let r = f(&mut g);
-        if let Err(err) = &r {
-            g.last_error = err.message.clone();
-        }
-        r
-    })
+    SIMS.with(sim as usize, "sim", f)
 }
 
 /// Steps `f` may take only while the run is usable.
 fn usable(e: &Entry<Sim>) -> Outcome {
-    if let Some(f) = &e.failed {
-        return Err(Failure::new(
-            lockstep_status::LOCKSTEP_ERR_FAILED,
-            format!(
-                "an earlier error left this simulation unusable: {}",
-                f.message
-            ),
-        ));
-    }
+    e.usable("simulation")?;
     if e.value.finished {
         return Err(Failure::new(
             lockstep_status::LOCKSTEP_ERR_ENDED,
@@ -650,13 +558,6 @@ pub unsafe extern "C" fn lockstep_sim_last_error(
     len: usize,
     out_len: *mut usize,
 ) -> lockstep_status {
-    quiet(|| {
-        if sim.is_null() {
-            return Err(null("sim"));
-        }
-        let e = SIMS.get(sim as usize)?;
-        let g = lock(&e)?;
-        // SAFETY: the caller's promises on `buf`, `len`, `out_len`.
-        unsafe { copy_message(&g.last_error, buf, len, out_len) }
-    })
+    // SAFETY: the caller's promises, passed on.
+    unsafe { SIMS.last_error(sim as usize, "sim", buf, len, out_len) }
 }

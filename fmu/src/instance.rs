@@ -9,7 +9,7 @@ use lockstep_abi::Isolation;
 use lockstep_harness::engine::Engine;
 use lockstep_harness::scenario::{Action, Scenario, SensorId};
 
-use crate::variables::{Command, Kind, Slot, Variable, table};
+use crate::variables::{Kind, Slot, Variable, table};
 
 /// The instance's state in FMI's state machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -248,14 +248,7 @@ impl Instance {
             let (now, was) = (&self.values[i], &self.applied[i]);
             let on = |x: &Option<Value>| matches!(x, Some(Value::Boolean(true)));
             match v.slot {
-                Slot::Command(c) if on(now) && !on(was) => engine.apply_now(match c {
-                    Command::Arm => Action::Arm,
-                    Command::Disarm => Action::Disarm,
-                    Command::MissionStart => Action::MissionStart,
-                    Command::Rtl => Action::Rtl,
-                    Command::Land => Action::Land,
-                    Command::Hold => Action::Hold,
-                }),
+                Slot::Command(action) if on(now) && !on(was) => engine.apply_now(action),
                 Slot::MotorFailed(m) if on(now) != on(was) => engine.apply_now(if on(now) {
                     Action::MotorFail { motor: m }
                 } else {

@@ -2,6 +2,8 @@
 //! written and fmi2Get*/fmi2Set* are served (the value reference of a
 //! variable is its index in the table).
 
+use lockstep_harness::scenario::Action;
+
 /// FMI's variable types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -33,19 +35,8 @@ pub enum Causality {
     Output,
 }
 
-/// Commands an input switch sends on its rising edge.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Command {
-    Arm,
-    Disarm,
-    MissionStart,
-    Rtl,
-    Land,
-    Hold,
-}
-
 /// Where a variable's value lives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Slot {
     /// `simulation.seed` (Integer: FMI's 32 bits; the scenario's seed if not set).
     Seed,
@@ -55,8 +46,9 @@ pub enum Slot {
     StartYaw,
     /// Where to write the CSV flight log ("" for none).
     LogPath,
-    /// A command switch: its rising edge sends the command.
-    Command(Command),
+    /// A command switch: its rising edge applies the action (arm, disarm,
+    /// mission start, RTL, land, hold).
+    Command(Action),
     /// Wind added to the scenario's, NED component.
     WindOffset(usize),
     /// Motor `i` failed while true.
@@ -188,12 +180,12 @@ pub fn table(rotors: usize, batteries: usize, seed: u64, start: (f64, f64, f64))
         Slot::LogPath,
     );
     for (c, name) in [
-        (Command::Arm, "cmd_arm"),
-        (Command::Disarm, "cmd_disarm"),
-        (Command::MissionStart, "cmd_mission_start"),
-        (Command::Rtl, "cmd_rtl"),
-        (Command::Land, "cmd_land"),
-        (Command::Hold, "cmd_hold"),
+        (Action::Arm, "cmd_arm"),
+        (Action::Disarm, "cmd_disarm"),
+        (Action::MissionStart, "cmd_mission_start"),
+        (Action::Rtl, "cmd_rtl"),
+        (Action::Land, "cmd_land"),
+        (Action::Hold, "cmd_hold"),
     ] {
         add(
             name.into(),

@@ -22,19 +22,13 @@ use super::*;
 use crate::sensors::Truth;
 use crate::timeline::Due;
 
-/// The truth a host hands over at a boundary (NED world frame, FRD body
-/// frame, SI units).
+/// The truth a host hands over at a boundary: the state the sensors see
+/// (its `time` must be [`HostedVehicle::next_time`]; specific force is what
+/// an ideal accelerometer reads, (force other than gravity) / mass), and
+/// what the autopilot is told besides.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HostTruth {
-    /// Must be the boundary's time, [`HostedVehicle::next_time`].
-    pub time: Micros,
-    pub position_ned_m: [f64; 3],
-    pub velocity_ned_mps: [f64; 3],
-    /// Body to NED, scalar first.
-    pub attitude_q: [f64; 4],
-    pub rates_frd_radps: [f64; 3],
-    /// What an ideal accelerometer reads: (force other than gravity) / mass.
-    pub specific_force_frd_mps2: [f64; 3],
+    pub state: Truth,
     /// In contact with the ground (the autopilot's landed flag).
     pub on_ground: bool,
     /// The battery as the host models it; `None` leaves the autopilot
@@ -60,16 +54,17 @@ impl HostTruth {
     /// zero norm, or a remaining charge outside 0..1).
     fn invalid_field(&self) -> Option<&'static str> {
         let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
-        let q = &self.attitude_q;
-        if !finite(&self.position_ned_m) {
+        let t = &self.state;
+        let q = &t.attitude_q;
+        if !finite(&t.position_ned_m) {
             Some("position_ned_m")
-        } else if !finite(&self.velocity_ned_mps) {
+        } else if !finite(&t.velocity_ned_mps) {
             Some("velocity_ned_mps")
         } else if !finite(q) || q.iter().map(|x| x * x).sum::<f64>() < 1e-12 {
             Some("attitude_q")
-        } else if !finite(&self.rates_frd_radps) {
+        } else if !finite(&t.rates_frd_radps) {
             Some("rates_frd_radps")
-        } else if !finite(&self.specific_force_frd_mps2) {
+        } else if !finite(&t.specific_force_frd_mps2) {
             Some("specific_force_frd_mps2")
         } else if let Some(b) = &self.battery {
             if !b.voltage_v.is_finite() {
@@ -169,10 +164,10 @@ impl HostedVehicle {
                 end_us: self.end().0,
             });
         };
-        if truth.time != t {
+        if truth.state.time != t {
             return Err(EngineError::HostTime {
                 expected_us: t.0,
-                found_us: truth.time.0,
+                found_us: truth.state.time.0,
             });
         }
         if let Some(field) = truth.invalid_field() {
@@ -184,7 +179,7 @@ impl HostedVehicle {
         self.world.arrive(t);
         if due.event || self.world.pending_when > 0 {
             let now = Situation {
-                altitude_m: -truth.position_ned_m[2],
+                altitude_m: -truth.state.position_ned_m[2],
                 soc: truth.battery.map_or(f64::INFINITY, |b| b.remaining),
                 mission_current: self.avionics.act.mission_current,
             };
@@ -198,21 +193,11 @@ impl HostedVehicle {
                 self.avionics.sensor_faults = self.faults.sensors;
             }
         }
-        let (p, v) = (truth.position_ned_m, truth.velocity_ned_mps);
+        let (p, v) = (truth.state.position_ned_m, truth.state.velocity_ned_mps);
         self.world
             .stage_wind(t, due, &[p[0], p[1], p[2], v[0], v[1], v[2]]);
         let vdue = self.world.vehicle_due(due);
-        self.avionics.sample(
-            vdue.sensors,
-            Truth {
-                time: t,
-                position_ned_m: p,
-                velocity_ned_mps: v,
-                attitude_q: truth.attitude_q,
-                rates_frd_radps: truth.rates_frd_radps,
-                specific_force_frd_mps2: truth.specific_force_frd_mps2,
-            },
-        );
+        self.avionics.sample(vdue.sensors, truth.state);
         // The next boundary is known before the autopilot runs, so a failed
         // step leaves the bridge at the next boundary, not stuck on this one.
         self.next = self.world.advance();
