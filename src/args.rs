@@ -51,6 +51,16 @@ pub fn seed(s: &str) -> Result<i64, String> {
 }
 
 impl ScenarioArgs {
+    /// `--spec` was given.
+    pub fn has_spec(&self) -> bool {
+        self.spec.is_some()
+    }
+
+    /// `--mission` was given.
+    pub fn has_mission(&self) -> bool {
+        self.mission.is_some()
+    }
+
     /// The scenario (default: the bundled one), the autopilot (default:
     /// the bundled one) and the overrides, in the order they apply. An
     /// error is the message to print after `lockstep VERB: `.

@@ -29,6 +29,7 @@ mod args;
 mod bundled;
 mod check_lib;
 mod compare;
+mod fleet;
 mod fmu;
 mod montecarlo;
 mod plots;
@@ -269,6 +270,10 @@ struct FlyArgs {
     /// --log is given) and summary.json.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// A fleet scenario ([[vehicles]]): threads stepping the vehicles
+    /// [default: the number of cores]. The result does not depend on it.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    threads: Option<u64>,
     /// Print the summary as one JSON object instead of text.
     #[arg(long, conflicts_with = "quiet")]
     json: bool,
@@ -473,6 +478,53 @@ fn fly(verb: &'static str, a: FlyArgs) -> ExitCode {
         Ok(v) => v,
         Err(e) => return refuse(e),
     };
+    let output = if a.json {
+        run::Output::Json
+    } else if a.quiet {
+        run::Output::Quiet
+    } else {
+        run::Output::Text
+    };
+    match lockstep_fleet::scenario::is_fleet(&scenario) {
+        Ok(true) => {
+            let single = [
+                ("--log", a.log.is_some()),
+                ("--record", a.record.is_some()),
+                ("--plot", a.plot.is_some()),
+                ("--ulog", a.ulog.is_some()),
+                ("--spec", a.flight.has_spec()),
+                ("--mission", a.flight.has_mission()),
+            ];
+            if let Some((flag, _)) = single.iter().find(|(_, given)| *given) {
+                return refuse(format!(
+                    "{flag} is for a scenario of one vehicle; {} is a fleet ([[vehicles]]): \
+                     give --out DIR for every vehicle's log",
+                    scenario.display()
+                ));
+            }
+            return fleet::fly(fleet::FleetFly {
+                verb,
+                scenario,
+                autopilot,
+                overrides,
+                out: a.out,
+                isolation,
+                output,
+                threads: a.threads.map_or_else(
+                    || std::thread::available_parallelism().map_or(1, |n| n.get()),
+                    |t| t as usize,
+                ),
+            });
+        }
+        Ok(false) => {}
+        Err(e) => return refuse(e.to_string()),
+    }
+    if a.threads.is_some() {
+        return refuse(format!(
+            "--threads is for a fleet scenario ([[vehicles]]); {} has one vehicle",
+            scenario.display()
+        ));
+    }
     run::fly(run::FlyOptions {
         verb,
         scenario,
@@ -484,13 +536,7 @@ fn fly(verb: &'static str, a: FlyArgs) -> ExitCode {
         plot: a.plot,
         out: a.out,
         isolation,
-        output: if a.json {
-            run::Output::Json
-        } else if a.quiet {
-            run::Output::Quiet
-        } else {
-            run::Output::Text
-        },
+        output,
     })
 }
 

@@ -49,7 +49,7 @@ fn status_of(e: &EngineError) -> ExitCode {
     ExitCode::from(status_code(e))
 }
 
-fn status_code(e: &EngineError) -> u8 {
+pub(crate) fn status_code(e: &EngineError) -> u8 {
     match e {
         EngineError::Interrupted { signal, .. } => 128u8.saturating_add(*signal as u8),
         EngineError::Spec(_)

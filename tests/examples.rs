@@ -52,10 +52,15 @@ fn every_example_scenario_meets_its_expectations() {
             "montecarlo.toml",
             "motor_failure.toml",
             "skeleton.toml",
-            "square.toml"
+            "square.toml",
+            "swarm.toml"
         ]
     );
     for name in names {
+        if name == "swarm.toml" {
+            swarm();
+            continue;
+        }
         let extra: &[&str] = if name == "skeleton.toml" {
             &["--autopilot", SKELETON]
         } else {
@@ -94,6 +99,29 @@ fn every_example_scenario_meets_its_expectations() {
             _ => assert_eq!(j["final_state"]["mission_finished"], true, "{name}"),
         }
     }
+}
+
+/// The fleet: every lane finishes and lands; lanes 14 and 15 end within
+/// proximity, nobody collides.
+fn swarm() {
+    let path = format!("{SCENARIOS}/swarm.toml");
+    let r = lockstep(&["fly", path.as_str(), "--json"]);
+    assert_eq!(r.code(), 0, "swarm: {r}");
+    let j: Value = serde_json::from_str(&r.stdout).unwrap();
+    let vehicles = j["vehicles"].as_array().unwrap();
+    assert_eq!(vehicles.len(), 16);
+    for v in vehicles {
+        assert_eq!(v["verdict"]["passed"], true, "{v}");
+        assert_eq!(v["final_state"]["mission_finished"], true, "{v}");
+    }
+    assert_eq!(j["collisions"], 0);
+    let e = &j["encounters"][0];
+    assert_eq!(
+        (e["kind"].as_str(), e["a"].as_str(), e["b"].as_str()),
+        (Some("proximity"), Some("lane14"), Some("lane15"))
+    );
+    let closest = j["closest"]["separation_m"].as_f64().unwrap();
+    assert!(closest > 2.0 && closest < 4.0, "{closest}");
 }
 
 #[test]

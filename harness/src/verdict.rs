@@ -78,7 +78,7 @@ pub struct Crash {
     pub kind: CrashKind,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum CrashKind {
     GroundImpact {
         speed_mps: f64,
@@ -94,6 +94,12 @@ pub enum CrashKind {
     PackEmptyInAir {
         battery: usize,
         altitude_m: f64,
+    },
+    /// Closer to another vehicle of a fleet than their radii together.
+    Collision {
+        /// The other vehicle's name.
+        with: String,
+        separation_m: f64,
     },
 }
 
@@ -121,6 +127,13 @@ impl fmt::Display for Crash {
             } => write!(
                 f,
                 "battery {battery} empty in the air at altitude {altitude_m:.1} m at {t}"
+            ),
+            CrashKind::Collision {
+                ref with,
+                separation_m,
+            } => write!(
+                f,
+                "collision with {with} (separation {separation_m:.2} m) at {t}"
             ),
         }
     }
@@ -209,6 +222,18 @@ impl Monitor {
         if !self.crashes.iter().any(same) {
             self.crashes.push(Crash { time, kind });
         }
+    }
+
+    /// A collision with another vehicle, detected by a fleet's separation
+    /// check at `time`.
+    pub fn collision(&mut self, time: Micros, with: &str, separation_m: f64) {
+        self.crash(
+            time,
+            CrashKind::Collision {
+                with: with.to_string(),
+                separation_m,
+            },
+        );
     }
 
     /// One sample of the flight.

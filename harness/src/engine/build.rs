@@ -340,6 +340,7 @@ impl Engine {
             recorder: None,
             interrupt: None,
             wind_offset: [0.0; 3],
+            finished: false,
         })
     }
 }

@@ -168,6 +168,8 @@ pub struct Engine {
     interrupt: Option<Arc<AtomicUsize>>,
     /// Wind a host adds to the world's (NED, m/s).
     wind_offset: [f64; 3],
+    /// [`Engine::finish`] has run.
+    finished: bool,
 }
 
 impl std::fmt::Debug for Engine {
@@ -347,6 +349,18 @@ impl Engine {
         let t = self.world.now;
         self.apply(action, t);
     }
+    /// A collision with vehicle `with` at the current boundary (a fleet's
+    /// separation check): a crash in the verdict and the timeline, and
+    /// every motor failed from the next boundary on, as a `motor_fail`
+    /// event now would.
+    pub fn collide(&mut self, with: &str, separation_m: f64) {
+        let t = self.world.now;
+        self.vehicle.monitor.collision(t, with, separation_m);
+        let n = self.vehicle.physics.plant.rotors.len();
+        self.vehicle.faults.motor_failed[..n].fill(true);
+        self.vehicle.faults_changed = true;
+    }
+
     /// Makes [`Engine::run`] stop at the next boundary once `flag` holds a
     /// signal number (see `signal_hook::flag::register_usize`), ending with
     /// [`EngineError::Interrupted`] after writing everything up to there.
@@ -391,10 +405,16 @@ impl Engine {
         self.finish(result)
     }
 
+    /// [`Engine::finish`] has run.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
     /// Ends the run where it is, with `result` the outcome of stepping so
     /// far: what [`Engine::run`] does after its last step, for a caller that
     /// steps the engine itself (the C ABI, a co-simulation). Call once.
     pub fn finish(&mut self, result: Result<(), EngineError>) -> Result<Summary, EngineError> {
+        self.finished = true;
         // Everything up to here is written whatever happened: the log first
         // (an in-process crash in destroy must not cost its tail), then the
         // instance is destroyed (which can fail too: a crash or hang in

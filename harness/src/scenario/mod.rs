@@ -175,6 +175,13 @@ impl Scenario {
         overrides: &[Override],
     ) -> Result<Scenario, ScenarioError> {
         let path = path.as_ref();
+        let text = Scenario::read_text(path)?;
+        Scenario::from_toml_str_with(&text, path, overrides)
+    }
+
+    /// The text of the scenario file at `path` (at most
+    /// [`MAX_SCENARIO_BYTES`]).
+    pub fn read_text(path: &Path) -> Result<String, ScenarioError> {
         let io = |reason: String| ScenarioError::Io {
             path: path.display().to_string(),
             reason,
@@ -187,8 +194,7 @@ impl Scenario {
                 "{size} bytes; a scenario file may hold at most {MAX_SCENARIO_BYTES}"
             )));
         }
-        let text = std::fs::read_to_string(path).map_err(|e| io(e.to_string()))?;
-        Scenario::from_toml_str_with(&text, path, overrides)
+        std::fs::read_to_string(path).map_err(|e| io(e.to_string()))
     }
 
     /// A scenario from text, as if read from `path` (relative paths in it are
@@ -204,6 +210,26 @@ impl Scenario {
         overrides: &[Override],
     ) -> Result<Scenario, ScenarioError> {
         let path = path.as_ref();
+        let (table, label) = Scenario::parse_with(text, path, overrides)?;
+        if table.contains_key("vehicles") {
+            return Err(ScenarioError::Invalid {
+                file: label,
+                key: "vehicles".into(),
+                reason: "this is a fleet scenario ([[vehicles]]), which `lockstep fly` flies; \
+                         this needs a scenario of one [vehicle]"
+                    .into(),
+            });
+        }
+        Scenario::from_table(table, path, label)
+    }
+
+    /// The scenario text as a table with `overrides` applied, and the label
+    /// its errors carry (the path, and the overrides when there are any).
+    pub fn parse_with(
+        text: &str,
+        path: &Path,
+        overrides: &[Override],
+    ) -> Result<(toml::Table, String), ScenarioError> {
         let mut label = path.display().to_string();
         let mut table = parse_table(&label, text)?;
         overrides::apply(&mut table, overrides, &label)?;
@@ -212,6 +238,16 @@ impl Scenario {
             let given: Vec<&str> = overrides.iter().map(|o| o.given_as.as_str()).collect();
             label = format!("{label} (with {})", given.join(", "));
         }
+        Ok((table, label))
+    }
+
+    /// A scenario from its parsed table (see [`Scenario::parse_with`]), as if
+    /// read from `path`; `label` names it in errors.
+    pub fn from_table(
+        table: toml::Table,
+        path: &Path,
+        label: String,
+    ) -> Result<Scenario, ScenarioError> {
         let f: File = deserialize_strict(&label, table).map_err(|e| match e {
             SpecError::UnknownKeys { spec, keys } => ScenarioError::UnknownKeys {
                 file: spec,

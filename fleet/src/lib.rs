@@ -1,0 +1,23 @@
+//! lockstep-fleet: many vehicles in one lockstep world.
+//!
+//! - [`scenario`]: fleet scenarios (`[[vehicles]]`, `[fleet]`), each vehicle
+//!   validated as a scenario of its own that shares the file's sections.
+//! - [`separation`]: the distance between every pair at each sync boundary,
+//!   proximity episodes and collisions.
+//! - [`run`]: the fleet stepped boundary by boundary on a thread pool, its
+//!   results independent of the number of threads.
+//!
+//! Vehicles do not see each other between sync boundaries: each one is a
+//! whole [`lockstep_harness::engine::Engine`] with its own random streams
+//! (derived from the master seed and the vehicle's name), stepped to the
+//! boundary alone. At the boundary the world compares every pair, in index
+//! order, on one thread. That is what makes the result the same on one
+//! thread, on many, and (in the distributed runner) on many machines.
+
+pub mod run;
+pub mod scenario;
+pub mod separation;
+
+pub use run::{Fleet, FleetError, FleetSummary};
+pub use scenario::{FleetScenario, FleetVehicle};
+pub use separation::{Encounter, EncounterKind, Separation};

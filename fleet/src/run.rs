@@ -1,0 +1,323 @@
+//! A fleet run: every vehicle's engine stepped to the next sync boundary on
+//! a thread pool, then the separation check on one thread, in index order.
+//!
+//! Between two sync boundaries the vehicles are independent (each one has
+//! its own streams and its own autopilot instance), so which thread steps
+//! which vehicle cannot change a bit of the result; the collisions found at
+//! a boundary act on both vehicles from the next boundary on.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use lockstep_abi::Isolation;
+use lockstep_harness::Micros;
+use lockstep_harness::engine::{Engine, EngineError, Summary};
+use rayon::prelude::*;
+
+use crate::scenario::FleetScenario;
+use crate::separation::{Closest, Encounter, Separation};
+
+/// Why a fleet run stopped before its end.
+#[derive(Debug, thiserror::Error)]
+pub enum FleetError {
+    /// One vehicle's engine failed (its autopilot crashed, its log could
+    /// not be written, …); every other vehicle's log is complete to the
+    /// same boundary.
+    #[error("vehicle `{vehicle}`: {source}")]
+    Vehicle {
+        vehicle: String,
+        #[source]
+        source: EngineError,
+    },
+    #[error("cannot start a pool of {threads} threads: {reason}")]
+    Threads { threads: usize, reason: String },
+    #[error("interrupted by {} at {}", lockstep_abi::signal_name(*signal), lockstep_abi::at(*time_us))]
+    Interrupted { signal: i32, time_us: u64 },
+}
+
+/// How a fleet runs.
+#[derive(Debug, Clone)]
+pub struct FleetOptions {
+    /// The autopilot of every vehicle that does not name its own.
+    pub autopilot: PathBuf,
+    /// Where the logs go: `<dir>/<name>.csv` for each vehicle (when the
+    /// scenario has a `log` cadence).
+    pub log_dir: Option<PathBuf>,
+    pub isolation: Isolation,
+    /// Threads stepping the vehicles (at least 1).
+    pub threads: usize,
+}
+
+/// How a fleet run ended.
+#[derive(Debug, Clone)]
+pub struct FleetSummary {
+    pub end: Micros,
+    /// Sync boundaries processed.
+    pub syncs: u64,
+    /// Each vehicle's name and summary, in the scenario's order.
+    pub vehicles: Vec<(String, Summary)>,
+    pub encounters: Vec<Encounter>,
+    /// Encounters past the bound, counted only.
+    pub encounters_dropped: u64,
+    pub closest: Option<Closest>,
+    pub collisions: usize,
+}
+
+impl FleetSummary {
+    /// Every vehicle's verdict passed.
+    pub fn passed(&self) -> bool {
+        self.vehicles.iter().all(|(_, s)| s.verdict.passed())
+    }
+}
+
+/// A fleet built and ready to step.
+pub struct Fleet {
+    names: Vec<String>,
+    engines: Vec<Engine>,
+    separation: Separation,
+    pool: rayon::ThreadPool,
+    sync: Micros,
+    end: Micros,
+    now: Micros,
+    syncs: u64,
+    interrupt: Option<Arc<AtomicUsize>>,
+}
+
+impl std::fmt::Debug for Fleet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fleet")
+            .field("vehicles", &self.names)
+            .field("now", &self.now)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The radius a vehicle declares by default: its farthest rotor tip from
+/// the centre of mass.
+pub fn rotor_tip_radius_m(plant: &lockstep_plant::Multirotor) -> f64 {
+    plant
+        .rotors
+        .iter()
+        .map(|r| r.position_m.norm())
+        .fold(0.0, f64::max)
+        + plant.propeller.radius_m
+}
+
+/// The log of vehicle `name` in `dir`.
+pub fn log_path(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!("{name}.csv"))
+}
+
+impl Fleet {
+    /// Builds every vehicle's engine (in the scenario's order).
+    pub fn new(fs: &FleetScenario, o: &FleetOptions) -> Result<Fleet, FleetError> {
+        let threads = o.threads.max(1);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("lockstep-fleet-{i}"))
+            .build()
+            .map_err(|e| FleetError::Threads {
+                threads,
+                reason: e.to_string(),
+            })?;
+        let mut engines = Vec::with_capacity(fs.vehicles.len());
+        let mut radii = Vec::with_capacity(fs.vehicles.len());
+        for v in &fs.vehicles {
+            let log = match (&o.log_dir, v.scenario.cadence("log")) {
+                (Some(dir), Some(_)) => Some(log_path(dir, &v.name)),
+                _ => None,
+            };
+            let autopilot = v.autopilot.as_deref().unwrap_or(&o.autopilot);
+            let engine =
+                Engine::with_isolation(&v.scenario, autopilot, log.as_deref(), &o.isolation)
+                    .map_err(|source| FleetError::Vehicle {
+                        vehicle: v.name.clone(),
+                        source,
+                    })?;
+            radii.push(
+                v.radius_m
+                    .unwrap_or_else(|| rotor_tip_radius_m(engine.plant())),
+            );
+            engines.push(engine);
+        }
+        let end = fs.vehicles[0].scenario.duration;
+        Ok(Fleet {
+            names: fs.vehicles.iter().map(|v| v.name.clone()).collect(),
+            engines,
+            separation: Separation::new(&radii, fs.proximity_m),
+            pool,
+            sync: fs.sync,
+            end,
+            now: Micros(0),
+            syncs: 0,
+            interrupt: None,
+        })
+    }
+
+    /// Stops [`Fleet::run`] at the next sync boundary once `flag` holds a
+    /// signal number.
+    pub fn interrupt_on(&mut self, flag: Arc<AtomicUsize>) {
+        self.interrupt = Some(flag);
+    }
+
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    pub fn engines(&self) -> &[Engine] {
+        &self.engines
+    }
+
+    /// The last sync boundary processed.
+    pub fn now(&self) -> Micros {
+        self.now
+    }
+
+    pub fn end(&self) -> Micros {
+        self.end
+    }
+
+    /// The next sync boundary: 0 first, then every sync period, the end
+    /// last; `None` after the end.
+    pub fn next_sync(&self) -> Option<Micros> {
+        if self.syncs == 0 {
+            Some(Micros(0))
+        } else if self.now >= self.end {
+            None
+        } else {
+            Some(Micros((self.now.0 + self.sync.0).min(self.end.0)))
+        }
+    }
+
+    /// Steps every vehicle through the next sync boundary, then checks the
+    /// separation there; `None` once the end has been processed. On a
+    /// vehicle's error the fleet stays at the previous boundary's check
+    /// (call [`Fleet::finish`] with the error).
+    pub fn step(&mut self) -> Result<Option<Micros>, FleetError> {
+        let Some(t) = self.next_sync() else {
+            return Ok(None);
+        };
+        let names = &self.names;
+        let results: Vec<Result<(), FleetError>> = self.pool.install(|| {
+            self.engines
+                .par_iter_mut()
+                .zip(names.par_iter())
+                .map(|(e, name)| {
+                    step_to(e, t).map_err(|source| {
+                        // Ended here, log flushed, with its own error
+                        // (which `finish` returns).
+                        let source = match e.finish(Err(source)) {
+                            Err(e) => e,
+                            Ok(_) => unreachable!("finish returns the error it is given"),
+                        };
+                        FleetError::Vehicle {
+                            vehicle: name.clone(),
+                            source,
+                        }
+                    })
+                })
+                .collect()
+        });
+        // The first failure in the scenario's order.
+        results.into_iter().collect::<Result<Vec<()>, _>>()?;
+        self.now = t;
+        self.syncs += 1;
+        let positions: Vec<[f64; 3]> = self
+            .engines
+            .iter()
+            .map(|e| {
+                let x = e.state();
+                [x[0], x[1], x[2]]
+            })
+            .collect();
+        for (a, b, d) in self.separation.observe(t, &positions) {
+            let (na, nb) = (self.names[a].clone(), self.names[b].clone());
+            self.engines[a].collide(&nb, d);
+            self.engines[b].collide(&na, d);
+        }
+        Ok(Some(t))
+    }
+
+    /// Runs to the end (or the first error); every log is complete to the
+    /// last boundary processed either way.
+    pub fn run(&mut self) -> Result<FleetSummary, FleetError> {
+        self.run_observed(|_| {})
+    }
+
+    /// [`Fleet::run`], calling `progress` with the time of every 64th sync
+    /// boundary.
+    pub fn run_observed(
+        &mut self,
+        mut progress: impl FnMut(Micros),
+    ) -> Result<FleetSummary, FleetError> {
+        let result = loop {
+            if let Some(f) = &self.interrupt {
+                let signal = f.load(Ordering::Relaxed);
+                if signal != 0 {
+                    break Err(FleetError::Interrupted {
+                        signal: signal as i32,
+                        time_us: self.now.0,
+                    });
+                }
+            }
+            match self.step() {
+                Ok(Some(t)) => {
+                    if self.syncs.is_multiple_of(64) {
+                        progress(t);
+                    }
+                }
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(e),
+            }
+        };
+        self.finish(result)
+    }
+
+    /// Ends every vehicle's run where it is (logs flushed, instances
+    /// closed); the first error (`result`'s, else the first vehicle's in
+    /// the scenario's order) is the fleet's.
+    pub fn finish(&mut self, result: Result<(), FleetError>) -> Result<FleetSummary, FleetError> {
+        let failed = match &result {
+            Err(FleetError::Vehicle { vehicle, .. }) => Some(vehicle.clone()),
+            _ => None,
+        };
+        let mut result = result;
+        let mut vehicles = Vec::with_capacity(self.engines.len());
+        for (e, name) in self.engines.iter_mut().zip(&self.names) {
+            // A vehicle that failed was ended where it failed.
+            if failed.as_deref() == Some(name.as_str()) || e.is_finished() {
+                continue;
+            }
+            match e.finish(Ok(())) {
+                Ok(s) => vehicles.push((name.clone(), s)),
+                Err(source) => {
+                    if result.is_ok() {
+                        result = Err(FleetError::Vehicle {
+                            vehicle: name.clone(),
+                            source,
+                        });
+                    }
+                }
+            }
+        }
+        result?;
+        Ok(FleetSummary {
+            end: self.now,
+            syncs: self.syncs,
+            vehicles,
+            encounters: self.separation.encounters().to_vec(),
+            encounters_dropped: self.separation.dropped(),
+            closest: self.separation.closest(),
+            collisions: self.separation.collisions(),
+        })
+    }
+}
+
+/// Steps `e` through every boundary up to and including `t`.
+fn step_to(e: &mut Engine, t: Micros) -> Result<(), EngineError> {
+    while e.next_time().is_some_and(|n| n <= t) {
+        e.step()?;
+    }
+    Ok(())
+}

@@ -1,0 +1,417 @@
+//! Fleet scenarios: a scenario file whose `[[vehicles]]` replace its
+//! `[vehicle]`. Every other section (simulation, cadences, wind, sensors,
+//! estimator, events, expect, world) is shared: each vehicle is validated
+//! as a scenario of its own made of those sections, its entry as the
+//! `[vehicle]`, the shared events followed by its own.
+//!
+//! ```toml
+//! schema_version = 1
+//! [simulation]
+//! seed = 3
+//! duration_s = 60.0
+//! [world]                      # required: the vehicles share one NED frame
+//! origin_lat_deg = 47.397742
+//! origin_lon_deg = 8.545594
+//! origin_alt_m = 488.0
+//! [fleet]
+//! sync_period_us = 4000        # default: the autopilot period
+//! proximity_m = 5.0            # a pair closer than this is a proximity event
+//! [[events]]                   # shared by every vehicle
+//! at_s = 1.0
+//! action = "arm"
+//! [[vehicles]]
+//! name = "alpha"               # the log is <out>/alpha.csv
+//! spec = "iris"
+//! mission = "../missions/square.waypoints"
+//! start_north_m = 0.0
+//! radius_m = 0.4               # default: rotor tip radius of the airframe
+//! autopilot = "libother.so"    # default: the run's autopilot
+//! [[vehicles.events]]          # this vehicle's own, after the shared ones
+//! at_s = 20.0
+//! action = "motor_fail"
+//! motor = 0
+//! ```
+//!
+//! Each vehicle's random streams derive from the master seed and its name
+//! ([`vehicle_seed`]): renaming a vehicle changes its noise, adding or
+//! removing another never does.
+
+use std::path::{Path, PathBuf};
+
+use lockstep_harness::Micros;
+use lockstep_harness::rng::RngStreams;
+use lockstep_harness::scenario::{Override, Scenario, ScenarioError};
+use lockstep_plant::spec::SpecError;
+
+/// The most vehicles a fleet may hold.
+pub const MAX_VEHICLES: usize = 256;
+/// The longest vehicle name.
+pub const MAX_NAME_LEN: usize = 64;
+/// The default distance under which a pair is in proximity, m.
+pub const DEFAULT_PROXIMITY_M: f64 = 5.0;
+
+/// Keys of a `[[vehicles]]` entry that are the fleet's, not the `[vehicle]`'s.
+const FLEET_VEHICLE_KEYS: [&str; 4] = ["name", "autopilot", "radius_m", "events"];
+
+/// A validated fleet scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FleetScenario {
+    pub file: PathBuf,
+    pub description: Option<String>,
+    /// The master seed (`simulation.seed`).
+    pub seed: u64,
+    /// The vehicles meet at every multiple of this period (a multiple of
+    /// the autopilot period).
+    pub sync: Micros,
+    /// A pair closer than this is in proximity, m.
+    pub proximity_m: f64,
+    pub vehicles: Vec<FleetVehicle>,
+}
+
+/// One vehicle of a fleet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FleetVehicle {
+    pub name: String,
+    /// The scenario this vehicle flies (its seed derived from the master).
+    pub scenario: Scenario,
+    /// Its autopilot library (resolved against the scenario's directory);
+    /// `None`: the run's.
+    pub autopilot: Option<PathBuf>,
+    /// The declared collision radius, m; `None`: the airframe's rotor tip
+    /// radius.
+    pub radius_m: Option<f64>,
+}
+
+/// The seed of vehicle `name`'s scenario: the first 8 bytes (little-endian)
+/// of the stream key `fleet.vehicle.<name>` of the master seed.
+pub fn vehicle_seed(master: u64, name: &str) -> u64 {
+    let key = RngStreams::new(master).stream_key(&format!("fleet.vehicle.{name}"));
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&key[..8]);
+    u64::from_le_bytes(b)
+}
+
+/// Whether the scenario text at `path` is a fleet (has `[[vehicles]]`).
+pub fn is_fleet(path: &Path) -> Result<bool, ScenarioError> {
+    let text = Scenario::read_text(path)?;
+    let (table, _) = Scenario::parse_with(&text, path, &[])?;
+    Ok(table.contains_key("vehicles"))
+}
+
+impl FleetScenario {
+    pub fn load(path: impl AsRef<Path>) -> Result<FleetScenario, ScenarioError> {
+        FleetScenario::load_with(path, &[])
+    }
+
+    /// The fleet at `path` with `overrides` applied to the file's keys
+    /// before validation.
+    pub fn load_with(
+        path: impl AsRef<Path>,
+        overrides: &[Override],
+    ) -> Result<FleetScenario, ScenarioError> {
+        let path = path.as_ref();
+        let text = Scenario::read_text(path)?;
+        FleetScenario::from_toml_str_with(&text, path, overrides)
+    }
+
+    /// A fleet from text, as if read from `path`.
+    pub fn from_toml_str_with(
+        text: &str,
+        path: impl AsRef<Path>,
+        overrides: &[Override],
+    ) -> Result<FleetScenario, ScenarioError> {
+        let path = path.as_ref();
+        let (mut table, label) = Scenario::parse_with(text, path, overrides)?;
+        let invalid = |key: &str, reason: String| ScenarioError::Invalid {
+            file: label.clone(),
+            key: key.into(),
+            reason,
+        };
+        if table.contains_key("vehicle") {
+            return Err(invalid(
+                "vehicle",
+                "a fleet scenario declares its vehicles as [[vehicles]], not [vehicle]".into(),
+            ));
+        }
+        let entries = match table.remove("vehicles") {
+            Some(toml::Value::Array(a)) => a,
+            Some(_) | None => {
+                return Err(invalid(
+                    "vehicles",
+                    "must be an array of tables ([[vehicles]])".into(),
+                ));
+            }
+        };
+        if entries.is_empty() || entries.len() > MAX_VEHICLES {
+            return Err(invalid(
+                "vehicles",
+                format!(
+                    "a fleet has 1 to {MAX_VEHICLES} vehicles, this one {}",
+                    entries.len()
+                ),
+            ));
+        }
+        let fleet = FleetSection::take(&mut table, &label)?;
+        check_world(&table, &invalid)?;
+        let shared_events = match table.get("events") {
+            Some(toml::Value::Array(a)) => a.len(),
+            _ => 0,
+        };
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let mut vehicles: Vec<FleetVehicle> = Vec::with_capacity(entries.len());
+        for (i, entry) in entries.into_iter().enumerate() {
+            let at = |k: &str| format!("vehicles[{i}].{k}");
+            let toml::Value::Table(mut entry) = entry else {
+                return Err(invalid(&format!("vehicles[{i}]"), "must be a table".into()));
+            };
+            let name = match entry.remove("name") {
+                Some(toml::Value::String(s)) => s,
+                Some(_) => return Err(invalid(&at("name"), "must be a string".into())),
+                None => return Err(invalid(&at("name"), "every vehicle needs a name".into())),
+            };
+            check_name(&name).map_err(|r| invalid(&at("name"), r))?;
+            if let Some(j) = vehicles.iter().position(|v| v.name == name) {
+                return Err(invalid(
+                    &at("name"),
+                    format!("`{name}` is also the name of vehicles[{j}]"),
+                ));
+            }
+            let autopilot = match entry.remove("autopilot") {
+                Some(toml::Value::String(s)) => Some(dir.join(s)),
+                Some(_) => return Err(invalid(&at("autopilot"), "must be a path".into())),
+                None => None,
+            };
+            let radius_m = match entry.remove("radius_m") {
+                Some(v) => Some(number(&v).filter(|r| *r > 0.0 && *r <= 100.0).ok_or_else(
+                    || {
+                        invalid(
+                            &at("radius_m"),
+                            format!("must be a number in (0, 100] m, is {v}"),
+                        )
+                    },
+                )?),
+                None => None,
+            };
+            let own_events = match entry.remove("events") {
+                Some(toml::Value::Array(a)) => a,
+                Some(_) => {
+                    return Err(invalid(
+                        &at("events"),
+                        "must be an array of tables ([[vehicles.events]])".into(),
+                    ));
+                }
+                None => Vec::new(),
+            };
+            let mut t = table.clone();
+            if !own_events.is_empty() {
+                let events = t
+                    .entry("events")
+                    .or_insert_with(|| toml::Value::Array(Vec::new()));
+                if let toml::Value::Array(a) = events {
+                    a.extend(own_events);
+                }
+            }
+            t.insert("vehicle".into(), toml::Value::Table(entry));
+            let mut scenario = Scenario::from_table(t, path, label.clone())
+                .map_err(|e| relabel(e, i, shared_events))?;
+            scenario.seed = vehicle_seed(scenario.seed, &name);
+            vehicles.push(FleetVehicle {
+                name,
+                scenario,
+                autopilot,
+                radius_m,
+            });
+        }
+        let first = &vehicles[0].scenario;
+        let master = match table.get("simulation").and_then(|s| s.get("seed")) {
+            Some(toml::Value::Integer(s)) => *s as u64,
+            _ => 0,
+        };
+        let ap = first
+            .cadence("autopilot")
+            .ok_or_else(|| invalid("cadences.autopilot", "the fleet needs one".into()))?;
+        let sync = match fleet.sync_period_us {
+            None => ap,
+            Some(us) if us > 0 && us % ap.0 == 0 && us <= first.duration.0 => Micros(us),
+            Some(us) => {
+                return Err(invalid(
+                    "fleet.sync_period_us",
+                    format!(
+                        "{us} us is not a positive multiple of the autopilot period ({} us) \
+                         within the run",
+                        ap.0
+                    ),
+                ));
+            }
+        };
+        Ok(FleetScenario {
+            file: path.to_path_buf(),
+            description: first.description.clone(),
+            seed: master,
+            sync,
+            proximity_m: fleet.proximity_m.unwrap_or(DEFAULT_PROXIMITY_M),
+            vehicles,
+        })
+    }
+}
+
+/// `[fleet]`.
+#[derive(Debug, Default)]
+struct FleetSection {
+    sync_period_us: Option<u64>,
+    proximity_m: Option<f64>,
+}
+
+impl FleetSection {
+    fn take(table: &mut toml::Table, label: &str) -> Result<FleetSection, ScenarioError> {
+        let invalid = |key: &str, reason: String| ScenarioError::Invalid {
+            file: label.to_string(),
+            key: key.into(),
+            reason,
+        };
+        let Some(v) = table.remove("fleet") else {
+            return Ok(FleetSection::default());
+        };
+        let toml::Value::Table(t) = v else {
+            return Err(invalid("fleet", "must be a table ([fleet])".into()));
+        };
+        let mut f = FleetSection::default();
+        for (k, v) in t {
+            match k.as_str() {
+                "sync_period_us" => {
+                    let us = v.as_integer().filter(|u| *u > 0).ok_or_else(|| {
+                        invalid(
+                            "fleet.sync_period_us",
+                            format!("must be a positive integer, is {v}"),
+                        )
+                    })?;
+                    f.sync_period_us = Some(us as u64);
+                }
+                "proximity_m" => {
+                    let p = number(&v)
+                        .filter(|p| *p > 0.0 && *p <= 10_000.0)
+                        .ok_or_else(|| {
+                            invalid(
+                                "fleet.proximity_m",
+                                format!("must be a number in (0, 10000] m, is {v}"),
+                            )
+                        })?;
+                    f.proximity_m = Some(p);
+                }
+                _ => {
+                    return Err(ScenarioError::UnknownKeys {
+                        file: label.to_string(),
+                        keys: vec![(
+                            format!("fleet.{k}"),
+                            vec!["sync_period_us".into(), "proximity_m".into()],
+                        )],
+                    });
+                }
+            }
+        }
+        Ok(f)
+    }
+}
+
+/// The vehicles share one frame: the origin must be given, not taken from
+/// each vehicle's mission.
+fn check_world(
+    table: &toml::Table,
+    invalid: &impl Fn(&str, String) -> ScenarioError,
+) -> Result<(), ScenarioError> {
+    let has = |k: &str| table.get("world").and_then(|w| w.get(k)).is_some();
+    if ["origin_lat_deg", "origin_lon_deg", "origin_alt_m"]
+        .iter()
+        .all(|k| has(k))
+    {
+        Ok(())
+    } else {
+        Err(invalid(
+            "world",
+            "a fleet's vehicles share one NED frame: give its origin_lat_deg, origin_lon_deg \
+             and origin_alt_m under [world]"
+                .into(),
+        ))
+    }
+}
+
+fn number(v: &toml::Value) -> Option<f64> {
+    match v {
+        toml::Value::Float(f) if f.is_finite() => Some(*f),
+        toml::Value::Integer(i) => Some(*i as f64),
+        _ => None,
+    }
+}
+
+/// Names become file names: letters, digits, `_`, `-` and `.`, not
+/// starting with `.`.
+fn check_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= MAX_NAME_LEN
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{name}` is not a name: 1 to {MAX_NAME_LEN} letters, digits, `_`, `-` or `.`, \
+             not starting with `.`"
+        ))
+    }
+}
+
+/// A key of vehicle `i`'s own scenario as it is written in the fleet file:
+/// `vehicle.x` is `vehicles[i].x`, a shared event keeps its place, the
+/// vehicle's own events are `vehicles[i].events[k]`.
+fn fleet_key(key: &str, i: usize, shared_events: usize) -> String {
+    if key == "vehicle" {
+        return format!("vehicles[{i}]");
+    }
+    if let Some(rest) = key.strip_prefix("vehicle.") {
+        return format!("vehicles[{i}].{rest}");
+    }
+    if let Some(rest) = key.strip_prefix("events[")
+        && let Some((n, tail)) = rest.split_once(']')
+        && let Ok(n) = n.parse::<usize>()
+        && n >= shared_events
+    {
+        return format!("vehicles[{i}].events[{}]{tail}", n - shared_events);
+    }
+    key.to_string()
+}
+
+fn relabel(e: ScenarioError, i: usize, shared_events: usize) -> ScenarioError {
+    match e {
+        ScenarioError::Invalid { file, key, reason } => ScenarioError::Invalid {
+            file,
+            key: fleet_key(&key, i, shared_events),
+            reason,
+        },
+        ScenarioError::UnknownKeys { file, keys } => ScenarioError::UnknownKeys {
+            file,
+            keys: keys
+                .into_iter()
+                .map(|(k, mut valid)| {
+                    if k.starts_with("vehicle.") {
+                        valid.extend(FLEET_VEHICLE_KEYS.iter().map(|s| s.to_string()));
+                        valid.sort();
+                    }
+                    (fleet_key(&k, i, shared_events), valid)
+                })
+                .collect(),
+        },
+        ScenarioError::Toml(SpecError::Invalid { spec, key, reason }) => {
+            ScenarioError::Toml(SpecError::Invalid {
+                spec,
+                key: fleet_key(&key, i, shared_events),
+                reason,
+            })
+        }
+        e => e,
+    }
+}
+
+#[cfg(test)]
+mod tests;
