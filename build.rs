@@ -181,6 +181,10 @@ fn build_broken(root: &Path, include: &Path, dir: &Path) {
         ("table_garbage_count", "BROKEN_TABLE_GARBAGE_COUNT"),
         ("table_duplicate", "BROKEN_TABLE_DUPLICATE"),
         ("table_duplicate_struct", "BROKEN_TABLE_DUPLICATE_STRUCT"),
+        // Migration.
+        ("partial_migration", "BROKEN_PARTIAL_MIGRATION"),
+        ("snapshot_oversize", "BROKEN_SNAPSHOT_OVERSIZE"),
+        ("snapshot_segv", "BROKEN_SNAPSHOT_SEGV"),
     ] {
         let case_define = format!("BROKEN_CASE=\"{case}\"");
         shared_lib(

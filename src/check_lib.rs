@@ -80,6 +80,18 @@ pub fn run(path: &Path, call_timeout: std::time::Duration) -> ExitCode {
         "              not found: {}",
         list_or_none(&inspection.optional_missing)
     );
+    let migration = lockstep_abi::MIGRATION_SYMBOLS
+        .iter()
+        .filter(|n| inspection.optional_found.iter().any(|f| f == *n))
+        .count();
+    say!(
+        "migration     {}",
+        match migration {
+            3 => "yes: a distributed run can move its vehicles between secondaries",
+            0 => "no: a distributed run pins its vehicles where they start",
+            _ => "partial: refused (snapshot_size, snapshot and restore come together)",
+        }
+    );
     match &inspection.layout {
         LayoutVerdict::NotChecked { reason } => say!("layout        not checked: {reason}"),
         LayoutVerdict::Unreadable { reason } => say!("layout        UNREADABLE: {reason}"),

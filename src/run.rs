@@ -69,7 +69,8 @@ pub(crate) fn status_code(e: &EngineError) -> u8 {
             | AbiError::HostUnavailable { .. }
             | AbiError::MissionRejected { .. }
             | AbiError::Param { .. }
-            | AbiError::Unsupported { .. },
+            | AbiError::Unsupported { .. }
+            | AbiError::PartialMigration { .. },
         ) => Exit::ConfigError as u8,
         _ => Exit::RunError as u8,
     }

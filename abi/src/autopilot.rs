@@ -39,6 +39,14 @@ fn closed() -> AbiError {
     }
 }
 
+/// An instance's state as [`Autopilot::snapshot`] took it: the library's
+/// bytes and the time of its last step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AutopilotSnapshot {
+    pub bytes: Vec<u8>,
+    pub last_time_us: Option<u64>,
+}
+
 /// One autopilot instance. Destroyed on drop.
 ///
 /// Every step is checked on the harness's side: times strictly increase,
@@ -248,6 +256,43 @@ impl Autopilot {
             Backend::Closed => return Err(closed()),
         }
         self.last_time_us = None;
+        Ok(())
+    }
+
+    /// Whether the library exports the migration functions
+    /// (`lockstep_autopilot_snapshot_size`, `_snapshot`, `_restore`).
+    pub fn can_migrate(&self) -> bool {
+        match &self.backend {
+            Backend::Local(i) => i.can_migrate(),
+            Backend::Isolated(r) => r.info().migrates,
+            Backend::Closed => false,
+        }
+    }
+
+    /// The instance's whole state, for [`Autopilot::restore`] into an
+    /// instance of the same library created with the same config, in
+    /// this process or another.
+    pub fn snapshot(&mut self) -> Result<AutopilotSnapshot, AbiError> {
+        let bytes = match &mut self.backend {
+            Backend::Local(i) => i.snapshot()?,
+            Backend::Isolated(r) => r.snapshot()?,
+            Backend::Closed => return Err(closed()),
+        };
+        Ok(AutopilotSnapshot {
+            bytes,
+            last_time_us: self.last_time_us,
+        })
+    }
+
+    /// Continues from `s`: the next step must be later than the snapshot's
+    /// last one, as it would have been for the original instance.
+    pub fn restore(&mut self, s: &AutopilotSnapshot) -> Result<(), AbiError> {
+        match &mut self.backend {
+            Backend::Local(i) => i.restore(&s.bytes)?,
+            Backend::Isolated(r) => r.restore(&s.bytes)?,
+            Backend::Closed => return Err(closed()),
+        }
+        self.last_time_us = s.last_time_us;
         Ok(())
     }
 

@@ -63,6 +63,7 @@ pub const LOCKSTEP_TYPE_I64: u32 = 8;
 pub const LOCKSTEP_TYPE_F32: u32 = 9;
 pub const LOCKSTEP_TYPE_F64: u32 = 10;
 pub const LOCKSTEP_TYPE_STRUCT: u32 = 11;
+pub const LOCKSTEP_AUTOPILOT_MAX_SNAPSHOT: u32 = 1048576;
 #[doc = " One rotor of the airframe, as the autopilot's mixer needs it."]
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, PartialEq)]
@@ -691,4 +692,17 @@ pub type lockstep_autopilot_last_error_fn = ::std::option::Option<
         buf: *mut ::std::os::raw::c_char,
         buf_len: usize,
     ) -> i32,
+>;
+pub type lockstep_autopilot_snapshot_size_fn =
+    ::std::option::Option<unsafe extern "C" fn(ap: *const lockstep_autopilot) -> usize>;
+pub type lockstep_autopilot_snapshot_fn = ::std::option::Option<
+    unsafe extern "C" fn(
+        ap: *const lockstep_autopilot,
+        buf: *mut u8,
+        buf_len: usize,
+        out_len: *mut usize,
+    ) -> i32,
+>;
+pub type lockstep_autopilot_restore_fn = ::std::option::Option<
+    unsafe extern "C" fn(ap: *mut lockstep_autopilot, buf: *const u8, len: usize) -> i32,
 >;

@@ -33,6 +33,8 @@ pub enum Function {
     MissionUpload = 6,
     Param = 7,
     LastError = 8,
+    Snapshot = 9,
+    Restore = 10,
 }
 
 impl Function {
@@ -47,6 +49,8 @@ impl Function {
             Function::MissionUpload => "mission upload",
             Function::Param => "a parameter call",
             Function::LastError => "last_error",
+            Function::Snapshot => "snapshot",
+            Function::Restore => "restore",
         }
     }
 
@@ -60,6 +64,8 @@ impl Function {
             6 => Function::MissionUpload,
             7 => Function::Param,
             8 => Function::LastError,
+            9 => Function::Snapshot,
+            10 => Function::Restore,
             _ => return None,
         })
     }

@@ -171,4 +171,22 @@ pub enum AbiError {
     /// reset() failed.
     #[error("autopilot reset failed with status {code} ({}): {message}", crate::status_name(*code))]
     ResetFailed { code: i32, message: String },
+    /// Some of the migration functions are exported, not all three.
+    #[error(
+        "autopilot library {path} exports {} but not {}: the migration functions \
+         (snapshot_size, snapshot, restore) come all three or none",
+        found.join(", "),
+        missing.join(", ")
+    )]
+    PartialMigration {
+        path: PathBuf,
+        found: Vec<String>,
+        missing: Vec<String>,
+    },
+    /// snapshot_size() or snapshot() failed or broke the contract.
+    #[error("autopilot snapshot failed: {reason}")]
+    SnapshotFailed { reason: String },
+    /// restore() refused the snapshot.
+    #[error("autopilot restore failed with status {code} ({}){}", crate::status_name(*code), if message.is_empty() { String::new() } else { format!(": {message}") })]
+    RestoreFailed { code: i32, message: String },
 }

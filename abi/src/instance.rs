@@ -321,6 +321,88 @@ impl Instance {
         Ok(())
     }
 
+    /// Whether the library exports the migration functions.
+    pub(crate) fn can_migrate(&self) -> bool {
+        let o = &self.lib.opt;
+        o.snapshot_size.is_some() && o.snapshot.is_some() && o.restore.is_some()
+    }
+
+    /// The instance's state as bytes (`lockstep_autopilot_snapshot`).
+    pub(crate) fn snapshot(&mut self) -> Result<Vec<u8>, AbiError> {
+        let o = &self.lib.opt;
+        let (Some(size), Some(snap)) = (o.snapshot_size, o.snapshot) else {
+            return Err(AbiError::Unsupported {
+                symbol: "lockstep_autopilot_snapshot".into(),
+                action: "move an instance".into(),
+            });
+        };
+        let n = in_call(Function::Snapshot, None, || {
+            // SAFETY: the library's symbol with the header's signature; live handle.
+            unsafe { size(self.handle.as_ptr()) }
+        });
+        let max = ffi::LOCKSTEP_AUTOPILOT_MAX_SNAPSHOT as usize;
+        if n == 0 || n > max {
+            return Err(AbiError::SnapshotFailed {
+                reason: format!("snapshot_size returned {n} bytes (must be in [1, {max}])"),
+            });
+        }
+        let mut buf = vec![0u8; n];
+        let mut written = 0usize;
+        let code = in_call(Function::Snapshot, None, || {
+            // SAFETY: the library's symbol; live handle; buf is writable for
+            // its length; written is a valid out-parameter.
+            unsafe {
+                snap(
+                    self.handle.as_ptr(),
+                    buf.as_mut_ptr(),
+                    buf.len(),
+                    &mut written,
+                )
+            }
+        });
+        if code != ffi::LOCKSTEP_AP_OK {
+            return Err(AbiError::SnapshotFailed {
+                reason: format!(
+                    "status {code} ({}){}",
+                    crate::status_name(code),
+                    match self.last_error() {
+                        m if m.is_empty() => String::new(),
+                        m => format!(": {m}"),
+                    }
+                ),
+            });
+        }
+        if written == 0 || written > n {
+            return Err(AbiError::SnapshotFailed {
+                reason: format!("snapshot wrote {written} bytes; snapshot_size said {n}"),
+            });
+        }
+        buf.truncate(written);
+        Ok(buf)
+    }
+
+    /// Replaces the instance's state with `bytes` (`lockstep_autopilot_restore`).
+    pub(crate) fn restore(&mut self, bytes: &[u8]) -> Result<(), AbiError> {
+        let Some(f) = self.lib.opt.restore else {
+            return Err(AbiError::Unsupported {
+                symbol: "lockstep_autopilot_restore".into(),
+                action: "move an instance".into(),
+            });
+        };
+        let code = in_call(Function::Restore, None, || {
+            // SAFETY: the library's symbol; live handle; bytes is readable
+            // for its length.
+            unsafe { f(self.handle.as_ptr(), bytes.as_ptr(), bytes.len()) }
+        });
+        if code != ffi::LOCKSTEP_AP_OK {
+            return Err(AbiError::RestoreFailed {
+                code,
+                message: self.last_error(),
+            });
+        }
+        Ok(())
+    }
+
     /// The library's message for this instance's last failure ("" when it
     /// has none or does not export `lockstep_autopilot_last_error`).
     pub(crate) fn last_error(&self) -> String {

@@ -37,10 +37,10 @@ pub mod layout;
 mod library;
 mod symbols;
 
-pub use autopilot::{Autopilot, MAX_MISSION_ITEMS, OutputPolicy};
+pub use autopilot::{Autopilot, AutopilotSnapshot, MAX_MISSION_ITEMS, OutputPolicy};
 pub use crash::{Function, WholeWrite, signal_name, whole_write};
 pub use error::{AbiError, FieldMismatch, at};
 pub use frames::{config_zeroed, mode_name, status_name, validate_outputs};
 pub use isolate::{Isolation, IsolationOptions};
 pub use library::{AutopilotLibrary, Inspection, KNOWN_CAPABILITIES, LayoutVerdict, Report};
-pub use symbols::OPTIONAL_SYMBOLS;
+pub use symbols::{MIGRATION_SYMBOLS, OPTIONAL_SYMBOLS};

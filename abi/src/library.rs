@@ -97,6 +97,25 @@ impl Report {
                     .collect(),
             });
         }
+        let migration: Vec<(bool, &str)> = crate::symbols::MIGRATION_SYMBOLS
+            .iter()
+            .map(|n| (self.optional_found.iter().any(|f| f == n), *n))
+            .collect();
+        let some = migration.iter().filter(|(f, _)| *f).count();
+        if some > 0 && some < migration.len() {
+            let names = |found: bool| -> Vec<String> {
+                migration
+                    .iter()
+                    .filter(|(f, _)| *f == found)
+                    .map(|(_, n)| n.to_string())
+                    .collect()
+            };
+            return Some(AbiError::PartialMigration {
+                path,
+                found: names(true),
+                missing: names(false),
+            });
+        }
         let found = self.abi_version.unwrap_or_default();
         let unknown = self.capabilities.unwrap_or_default() & !KNOWN_CAPABILITIES;
         if found == ffi::LOCKSTEP_AUTOPILOT_ABI_VERSION && unknown != 0 {
@@ -265,6 +284,12 @@ impl AutopilotLibrary {
     /// `LOCKSTEP_AP_CAP_*` bits.
     pub fn capabilities(&self) -> u32 {
         self.inner.capabilities
+    }
+
+    /// True when the library exports the migration functions.
+    pub fn migrates(&self) -> bool {
+        let o = &self.inner.opt;
+        o.snapshot_size.is_some() && o.snapshot.is_some() && o.restore.is_some()
     }
 
     /// True when several instances may live in one process.

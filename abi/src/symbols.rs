@@ -17,7 +17,7 @@ pub const REQUIRED_SYMBOLS: [&str; 6] = [
 ];
 
 /// The functions probed at load; each one found enables a feature.
-pub const OPTIONAL_SYMBOLS: [&str; 8] = [
+pub const OPTIONAL_SYMBOLS: [&str; 11] = [
     "lockstep_autopilot_mission_upload",
     "lockstep_autopilot_param_set_f32",
     "lockstep_autopilot_param_get_f32",
@@ -26,6 +26,16 @@ pub const OPTIONAL_SYMBOLS: [&str; 8] = [
     "lockstep_autopilot_reset",
     "lockstep_autopilot_name",
     "lockstep_autopilot_last_error",
+    "lockstep_autopilot_snapshot_size",
+    "lockstep_autopilot_snapshot",
+    "lockstep_autopilot_restore",
+];
+
+/// The migration functions: all three or none.
+pub const MIGRATION_SYMBOLS: [&str; 3] = [
+    "lockstep_autopilot_snapshot_size",
+    "lockstep_autopilot_snapshot",
+    "lockstep_autopilot_restore",
 ];
 
 /// The bare function pointer inside bindgen's `Option<fn>` typedefs.
@@ -69,10 +79,13 @@ pub(crate) struct Optional {
     pub reset: ffi::lockstep_autopilot_reset_fn,
     pub name: ffi::lockstep_autopilot_name_fn,
     pub last_error: ffi::lockstep_autopilot_last_error_fn,
+    pub snapshot_size: ffi::lockstep_autopilot_snapshot_size_fn,
+    pub snapshot: ffi::lockstep_autopilot_snapshot_fn,
+    pub restore: ffi::lockstep_autopilot_restore_fn,
 }
 
 impl Optional {
-    fn present(&self) -> [bool; 8] {
+    fn present(&self) -> [bool; 11] {
         [
             self.mission_upload.is_some(),
             self.param_set_f32.is_some(),
@@ -82,6 +95,9 @@ impl Optional {
             self.reset.is_some(),
             self.name.is_some(),
             self.last_error.is_some(),
+            self.snapshot_size.is_some(),
+            self.snapshot.is_some(),
+            self.restore.is_some(),
         ]
     }
 
@@ -169,6 +185,18 @@ impl Resolved {
                 last_error: sym!(
                     ffi::lockstep_autopilot_last_error_fn,
                     c"lockstep_autopilot_last_error"
+                ),
+                snapshot_size: sym!(
+                    ffi::lockstep_autopilot_snapshot_size_fn,
+                    c"lockstep_autopilot_snapshot_size"
+                ),
+                snapshot: sym!(
+                    ffi::lockstep_autopilot_snapshot_fn,
+                    c"lockstep_autopilot_snapshot"
+                ),
+                restore: sym!(
+                    ffi::lockstep_autopilot_restore_fn,
+                    c"lockstep_autopilot_restore"
                 ),
             },
         }

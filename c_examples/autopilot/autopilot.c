@@ -137,6 +137,54 @@ LOCKSTEP_AP_EXPORT int32_t lockstep_autopilot_reset(lockstep_autopilot *ap) {
   return LOCKSTEP_AP_OK;
 }
 
+/* Migration: the instance is one flat struct (no pointers), so its state is
+ * a header and the struct's bytes. restore() takes only a snapshot of this
+ * build (magic, version, size) taken from an instance of the same config. */
+#define AP_SNAPSHOT_MAGIC 0x53414b4cu /* "LKAS" */
+#define AP_SNAPSHOT_VERSION 1u
+typedef struct ap_snapshot_header {
+  uint32_t magic, version;
+  uint64_t size;
+} ap_snapshot_header;
+
+LOCKSTEP_AP_EXPORT size_t lockstep_autopilot_snapshot_size(const lockstep_autopilot *ap) {
+  return ap ? sizeof(ap_snapshot_header) + sizeof(ap_t) : 0;
+}
+
+LOCKSTEP_AP_EXPORT int32_t lockstep_autopilot_snapshot(const lockstep_autopilot *ap, uint8_t *buf, size_t buf_len,
+                                                       size_t *out_len) {
+  if (!ap || !buf || !out_len) return LOCKSTEP_AP_ERR_NULL;
+  size_t n = sizeof(ap_snapshot_header) + sizeof(ap_t);
+  if (buf_len < n) return LOCKSTEP_AP_ERR_INVALID;
+  ap_snapshot_header h = {AP_SNAPSHOT_MAGIC, AP_SNAPSHOT_VERSION, sizeof(ap_t)};
+  memcpy(buf, &h, sizeof(h));
+  memcpy(buf + sizeof(h), ap, sizeof(ap_t));
+  *out_len = n;
+  return LOCKSTEP_AP_OK;
+}
+
+LOCKSTEP_AP_EXPORT int32_t lockstep_autopilot_restore(lockstep_autopilot *ap, const uint8_t *buf, size_t len) {
+  if (!ap || !buf) return LOCKSTEP_AP_ERR_NULL;
+  ap_snapshot_header h;
+  if (len != sizeof(h) + sizeof(ap_t)) {
+    ap_set_error(ap, "a snapshot of %zu bytes; this build's are %zu", len, sizeof(h) + sizeof(ap_t));
+    return LOCKSTEP_AP_ERR_INVALID;
+  }
+  memcpy(&h, buf, sizeof(h));
+  if (h.magic != AP_SNAPSHOT_MAGIC || h.version != AP_SNAPSHOT_VERSION || h.size != sizeof(ap_t)) {
+    ap_set_error(ap, "not a snapshot of this build (magic %08x, version %u)", (unsigned)h.magic,
+                 (unsigned)h.version);
+    return LOCKSTEP_AP_ERR_INVALID;
+  }
+  /* Compared as bytes: buf need not be aligned for ap_t. */
+  if (memcmp(buf + sizeof(h) + offsetof(ap_t, cfg), &ap->cfg, sizeof(ap->cfg)) != 0) {
+    ap_set_error(ap, "the snapshot was taken from an instance of another config");
+    return LOCKSTEP_AP_ERR_INVALID;
+  }
+  memcpy(ap, buf + sizeof(h), sizeof(ap_t));
+  return LOCKSTEP_AP_OK;
+}
+
 LOCKSTEP_AP_EXPORT int32_t lockstep_autopilot_last_error(const lockstep_autopilot *ap, char *buf, size_t buf_len) {
   if (!ap || !buf) return LOCKSTEP_AP_ERR_NULL;
   if (buf_len == 0) return LOCKSTEP_AP_ERR_INVALID;

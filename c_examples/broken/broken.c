@@ -223,3 +223,34 @@ LOCKSTEP_AP_EXPORT int32_t lockstep_autopilot_last_error(const lockstep_autopilo
   snprintf(buf, buf_len, "%s", ap->err);
   return LOCKSTEP_AP_OK;
 }
+
+/* Migration: only snapshot_size (a partial set the loader refuses), a size
+ * past the bound, or a crash in snapshot. */
+#if defined(BROKEN_PARTIAL_MIGRATION) || defined(BROKEN_SNAPSHOT_OVERSIZE) || defined(BROKEN_SNAPSHOT_SEGV)
+LOCKSTEP_AP_EXPORT size_t lockstep_autopilot_snapshot_size(const lockstep_autopilot *ap) {
+  (void)ap;
+#ifdef BROKEN_SNAPSHOT_OVERSIZE
+  return (size_t)LOCKSTEP_AUTOPILOT_MAX_SNAPSHOT + 1u;
+#else
+  return 8u;
+#endif
+}
+#endif
+#if defined(BROKEN_SNAPSHOT_OVERSIZE) || defined(BROKEN_SNAPSHOT_SEGV)
+LOCKSTEP_AP_EXPORT int32_t lockstep_autopilot_snapshot(const lockstep_autopilot *ap, uint8_t *buf, size_t buf_len,
+                                                       size_t *out_len) {
+  (void)ap;
+#ifdef BROKEN_SNAPSHOT_SEGV
+  BROKEN_FAULT();
+#endif
+  if (buf_len < 8u) return LOCKSTEP_AP_ERR_INVALID;
+  memset(buf, 0, 8u);
+  *out_len = 8u;
+  return LOCKSTEP_AP_OK;
+}
+LOCKSTEP_AP_EXPORT int32_t lockstep_autopilot_restore(lockstep_autopilot *ap, const uint8_t *buf, size_t len) {
+  (void)ap;
+  (void)buf;
+  return len == 8u ? LOCKSTEP_AP_OK : LOCKSTEP_AP_ERR_INVALID;
+}
+#endif

@@ -460,6 +460,28 @@ LOCKSTEP_AP_EXPORT const char *lockstep_autopilot_name(void);
 LOCKSTEP_AP_EXPORT int32_t lockstep_autopilot_last_error(const lockstep_autopilot *ap, char *buf,
                                                          size_t buf_len);
 
+/** Migration (optional; all three or none): the instance's whole state as
+ *  bytes, so that a running vehicle can move to an instance of the same
+ *  library in another process or on another machine (distributed runs).
+ *  The receiving instance was created with the same config (and given the
+ *  same parameters and mission); after restore() it must step exactly as
+ *  the original would have, bit for bit.
+ *  snapshot_size: the bytes snapshot() writes now, at most
+ *    LOCKSTEP_AUTOPILOT_MAX_SNAPSHOT (0: the instance cannot be moved now).
+ *  snapshot: writes the state into buf (buf_len at least snapshot_size())
+ *    and its length into *out_len.
+ *  restore: replaces the instance's state with a snapshot; on an error
+ *    (LOCKSTEP_AP_ERR_INVALID for bytes it does not recognise or that were
+ *    taken from an instance of another config) the instance is unchanged.
+ *  A library without them still flies; a distributed run pins its vehicles
+ *  to where they start. */
+#define LOCKSTEP_AUTOPILOT_MAX_SNAPSHOT 1048576u
+LOCKSTEP_AP_EXPORT size_t lockstep_autopilot_snapshot_size(const lockstep_autopilot *ap);
+LOCKSTEP_AP_EXPORT int32_t lockstep_autopilot_snapshot(const lockstep_autopilot *ap, uint8_t *buf,
+                                                       size_t buf_len, size_t *out_len);
+LOCKSTEP_AP_EXPORT int32_t lockstep_autopilot_restore(lockstep_autopilot *ap, const uint8_t *buf,
+                                                      size_t len);
+
 /* Function pointer types of every symbol, for loaders. */
 typedef uint32_t (*lockstep_autopilot_abi_version_fn)(void);
 typedef const lockstep_layout_table *(*lockstep_autopilot_layout_fn)(void);
@@ -485,6 +507,11 @@ typedef int32_t (*lockstep_autopilot_reset_fn)(lockstep_autopilot *ap);
 typedef const char *(*lockstep_autopilot_name_fn)(void);
 typedef int32_t (*lockstep_autopilot_last_error_fn)(const lockstep_autopilot *ap, char *buf,
                                                     size_t buf_len);
+typedef size_t (*lockstep_autopilot_snapshot_size_fn)(const lockstep_autopilot *ap);
+typedef int32_t (*lockstep_autopilot_snapshot_fn)(const lockstep_autopilot *ap, uint8_t *buf,
+                                                  size_t buf_len, size_t *out_len);
+typedef int32_t (*lockstep_autopilot_restore_fn)(lockstep_autopilot *ap, const uint8_t *buf,
+                                                 size_t len);
 
 /* ======================================================================== */
 /* Layout table generator (C11; not seen by bindgen)                        */

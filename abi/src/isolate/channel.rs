@@ -57,6 +57,10 @@ pub(crate) enum Op {
     LastError = 11,
     /// Destroy the instance (and unload); the host answers, then exits.
     Exit = 12,
+    /// Snapshot the instance into `text`.
+    Snapshot = 13,
+    /// Restore the instance from `text`.
+    Restore = 14,
 }
 
 impl Op {
@@ -74,6 +78,8 @@ impl Op {
             10 => Op::Reset,
             11 => Op::LastError,
             12 => Op::Exit,
+            13 => Op::Snapshot,
+            14 => Op::Restore,
             _ => return None,
         })
     }

@@ -167,6 +167,7 @@ fn handle(map: &Mapping, state: &mut State, op: Op) -> Result<(), AbiError> {
             let info = LoadedInfo {
                 name: lib.name().map(str::to_string),
                 capabilities: lib.capabilities(),
+                migrates: lib.migrates(),
             };
             state.lib = Some(lib);
             write_json(map, &info)
@@ -230,6 +231,15 @@ fn handle(map: &Mapping, state: &mut State, op: Op) -> Result<(), AbiError> {
             Ok(())
         }
         Op::Reset => instance(state)?.reset(),
+        Op::Snapshot => {
+            let bytes = instance(state)?.snapshot()?;
+            map.write_text(&bytes);
+            Ok(())
+        }
+        Op::Restore => {
+            let bytes = map.read_text();
+            instance(state)?.restore(&bytes)
+        }
         Op::LastError => {
             let m = instance(state)?.last_error();
             map.write_text(m.as_bytes());

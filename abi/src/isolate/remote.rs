@@ -25,6 +25,8 @@ const LOOK_EVERY: Duration = Duration::from_millis(5);
 pub(crate) struct LoadedInfo {
     pub name: Option<String>,
     pub capabilities: u32,
+    /// The library exports the migration functions.
+    pub migrates: bool,
 }
 
 /// A host process and its channel.
@@ -321,6 +323,27 @@ impl Remote {
 
     pub(crate) fn reset(&mut self) -> Result<(), AbiError> {
         self.call(Op::Reset, Function::Reset, None)
+    }
+
+    /// The instance's state, carried back in the text area (which holds
+    /// `LOCKSTEP_AUTOPILOT_MAX_SNAPSHOT` bytes).
+    pub(crate) fn snapshot(&mut self) -> Result<Vec<u8>, AbiError> {
+        self.call(Op::Snapshot, Function::Snapshot, None)?;
+        Ok(self.map.read_text())
+    }
+
+    pub(crate) fn restore(&mut self, bytes: &[u8]) -> Result<(), AbiError> {
+        if !self.map.write_text(bytes) {
+            return Err(AbiError::RestoreFailed {
+                code: ffi::LOCKSTEP_AP_ERR_INVALID,
+                message: format!(
+                    "a snapshot of {} bytes is longer than {}",
+                    bytes.len(),
+                    ffi::LOCKSTEP_AUTOPILOT_MAX_SNAPSHOT
+                ),
+            });
+        }
+        self.call(Op::Restore, Function::Restore, None)
     }
 
     pub(crate) fn last_error(&mut self) -> String {
