@@ -124,7 +124,7 @@ pub fn fly(o: FleetFly) -> ExitCode {
             match e {
                 FleetError::Vehicle { source, .. } => status_code(source),
                 FleetError::Interrupted { signal, .. } => 128u8.saturating_add(*signal as u8),
-                FleetError::Threads { .. } => Exit::RunError as u8,
+                FleetError::Threads { .. } | FleetError::LogDir { .. } => Exit::RunError as u8,
             },
             if matches!(e, FleetError::Interrupted { .. }) {
                 "interrupted"

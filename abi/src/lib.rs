@@ -29,6 +29,7 @@ pub mod ffi {
 mod autopilot;
 mod crash;
 mod error;
+pub mod field_bytes;
 mod file_checks;
 mod frames;
 mod instance;

@@ -332,7 +332,9 @@ pub(crate) fn engine_failure(e: &EngineError) -> Failure {
         | EngineError::Invalid { .. } => LOCKSTEP_ERR_CONFIG,
         EngineError::Integrator(_) => LOCKSTEP_ERR_PLANT,
         EngineError::Log(_) | EngineError::Record(_) => LOCKSTEP_ERR_IO,
-        EngineError::RecordTooLate { .. } | EngineError::HostTruth { .. } => LOCKSTEP_ERR_ARGUMENT,
+        EngineError::RecordTooLate { .. }
+        | EngineError::HostTruth { .. }
+        | EngineError::State(_) => LOCKSTEP_ERR_ARGUMENT,
         EngineError::Ended { .. } => LOCKSTEP_ERR_ENDED,
         EngineError::HostTime { .. } => LOCKSTEP_ERR_TIME,
         EngineError::HostOwnsPlant { .. } => LOCKSTEP_ERR_UNSUPPORTED,

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use lockstep_abi::Isolation;
 use lockstep_harness::Micros;
 use lockstep_harness::engine::{Engine, EngineError, Summary};
+use lockstep_harness::scenario::Scenario;
 use rayon::prelude::*;
 
 use crate::scenario::FleetScenario;
@@ -30,6 +31,8 @@ pub enum FleetError {
         #[source]
         source: EngineError,
     },
+    #[error("cannot create the log directory {path}: {reason}")]
+    LogDir { path: String, reason: String },
     #[error("cannot start a pool of {threads} threads: {reason}")]
     Threads { threads: usize, reason: String },
     #[error("interrupted by {} at {}", lockstep_abi::signal_name(*signal), lockstep_abi::at(*time_us))]
@@ -73,6 +76,9 @@ impl FleetSummary {
 
 /// A fleet built and ready to step.
 pub struct Fleet {
+    /// Each vehicle's scenario and autopilot, to build it again.
+    vehicles: Vec<(Scenario, PathBuf)>,
+    isolation: Isolation,
     names: Vec<String>,
     engines: Vec<Engine>,
     separation: Separation,
@@ -121,6 +127,12 @@ impl Fleet {
                 threads,
                 reason: e.to_string(),
             })?;
+        if let Some(dir) = &o.log_dir {
+            std::fs::create_dir_all(dir).map_err(|e| FleetError::LogDir {
+                path: dir.display().to_string(),
+                reason: e.to_string(),
+            })?;
+        }
         let mut engines = Vec::with_capacity(fs.vehicles.len());
         let mut radii = Vec::with_capacity(fs.vehicles.len());
         for v in &fs.vehicles {
@@ -143,6 +155,15 @@ impl Fleet {
         }
         let end = fs.vehicles[0].scenario.duration;
         Ok(Fleet {
+            vehicles: fs
+                .vehicles
+                .iter()
+                .map(|v| {
+                    let ap = v.autopilot.as_deref().unwrap_or(&o.autopilot);
+                    (v.scenario.clone(), ap.to_path_buf())
+                })
+                .collect(),
+            isolation: o.isolation.clone(),
             names: fs.vehicles.iter().map(|v| v.name.clone()).collect(),
             engines,
             separation: Separation::new(&radii, fs.proximity_m),
@@ -237,6 +258,31 @@ impl Fleet {
             self.engines[b].collide(&na, d);
         }
         Ok(Some(t))
+    }
+
+    /// Moves vehicle `i` into a new engine built from its scenario (a new
+    /// autopilot instance, in a new host process when isolated): its state
+    /// at this boundary is snapshot and restored there, its log goes on.
+    /// What a distributed run does when a vehicle changes secondaries; the
+    /// run goes on exactly as it would have without.
+    pub fn migrate(&mut self, i: usize) -> Result<(), FleetError> {
+        let name = self.names[i].clone();
+        let fail = |source| FleetError::Vehicle {
+            vehicle: name.clone(),
+            source,
+        };
+        let (scenario, autopilot) = &self.vehicles[i];
+        let state = self.engines[i].snapshot().map_err(fail)?;
+        let mut moved =
+            Engine::with_isolation(scenario, autopilot, None, &self.isolation).map_err(fail)?;
+        moved.restore(&state).map_err(fail)?;
+        let mut old = std::mem::replace(&mut self.engines[i], moved);
+        if let Some(log) = old.take_log() {
+            self.engines[i].put_log(log);
+        }
+        // The old instance is closed; its log went on in the new engine.
+        old.finish(Ok(())).map_err(fail)?;
+        Ok(())
     }
 
     /// Runs to the end (or the first error); every log is complete to the

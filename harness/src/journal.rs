@@ -128,6 +128,55 @@ impl Journal {
     }
 }
 
+/// The journal travels with its vehicle (see crate::persist): entries of
+/// any number.
+impl crate::persist::Persist for Journal {
+    fn save(&self, w: &mut Vec<u8>) {
+        crate::persist::save_len(self.entries.len(), w);
+        for e in &self.entries {
+            e.time_us.save(w);
+            w.push(e.kind as u8);
+            e.what.save(w);
+        }
+        self.dropped.save(w);
+        self.last.save(w);
+        self.requested.save(w);
+    }
+    fn load(
+        &mut self,
+        r: &mut crate::persist::Reader<'_>,
+    ) -> Result<(), crate::persist::PersistError> {
+        let n = r.len(MAX_ENTRIES, "the timeline")?;
+        self.entries.clear();
+        for _ in 0..n {
+            let mut time_us = 0u64;
+            time_us.load(r)?;
+            let kind = match r.take(1)?[0] {
+                0 => EntryKind::Event,
+                1 => EntryKind::Mode,
+                2 => EntryKind::Arming,
+                3 => EntryKind::Failsafe,
+                4 => EntryKind::Crash,
+                k => {
+                    return Err(crate::persist::PersistError::Mismatch {
+                        what: format!("{k} is not a timeline entry kind"),
+                    });
+                }
+            };
+            let mut what = String::new();
+            what.load(r)?;
+            self.entries.push(Entry {
+                time_us,
+                kind,
+                what,
+            });
+        }
+        self.dropped.load(r)?;
+        self.last.load(r)?;
+        self.requested.load(r)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

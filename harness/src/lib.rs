@@ -22,6 +22,7 @@ pub mod log_meta;
 pub mod mission;
 pub mod montecarlo;
 pub mod paths;
+pub mod persist;
 pub mod record;
 pub mod replay_log;
 pub mod report;

@@ -84,6 +84,35 @@ impl Stream {
     }
 }
 
+/// A stream's state is Xoshiro256++'s four words (read through its serde
+/// form, the only public view of them); loading seeds the generator with
+/// them, which sets exactly that state.
+impl crate::persist::Persist for Stream {
+    fn save(&self, w: &mut Vec<u8>) {
+        let v = serde_json::to_value(&self.rng).expect("a generator state serializes");
+        for k in 0..4 {
+            let word = v["s"][k]
+                .as_u64()
+                .expect("Xoshiro256++ holds four u64 words");
+            w.extend_from_slice(&word.to_le_bytes());
+        }
+    }
+    fn load(
+        &mut self,
+        r: &mut crate::persist::Reader<'_>,
+    ) -> Result<(), crate::persist::PersistError> {
+        let mut seed = [0u8; 32];
+        seed.copy_from_slice(r.take(32)?);
+        if seed == [0u8; 32] {
+            return Err(crate::persist::PersistError::Mismatch {
+                what: "a random stream in the all-zero state".into(),
+            });
+        }
+        self.rng = Xoshiro256PlusPlus::from_seed(seed);
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -433,6 +433,70 @@ impl Estimator {
     }
 }
 
+// The state a vehicle carries to another process (see crate::persist):
+// every field, the configurations included (a noise-scaling event changes
+// them while the run steps).
+use crate::persist::persist_fields;
+persist_fields!(Truth {
+    time,
+    position_ned_m,
+    velocity_ned_mps,
+    attitude_q,
+    rates_frd_radps,
+    specific_force_frd_mps2
+});
+persist_fields!(History { buf, next, len });
+persist_fields!(ImuNoise {
+    accel_noise_mps2,
+    gyro_noise_radps,
+    accel_bias_walk_mps2_per_sqrt_s,
+    gyro_bias_walk_radps_per_sqrt_s
+});
+persist_fields!(Imu {
+    noise,
+    rng,
+    accel_bias,
+    gyro_bias,
+    last,
+    sqrt_dt
+});
+persist_fields!(Mag {
+    field_ned_gauss,
+    noise_gauss,
+    rng
+});
+persist_fields!(Baro {
+    origin_alt_m,
+    noise_pa,
+    rng
+});
+persist_fields!(GpsConfig {
+    delay,
+    horizontal_noise_m,
+    vertical_noise_m,
+    velocity_noise_mps
+});
+persist_fields!(Gps { config, rng });
+persist_fields!(EstimatorConfig {
+    delay,
+    position_noise_m,
+    velocity_noise_mps,
+    attitude_noise_rad,
+    rates_noise_radps,
+    position_bias_m,
+    velocity_bias_mps,
+    attitude_bias_rad,
+    rates_bias_radps,
+    bias_tau_s
+});
+persist_fields!(Estimator {
+    config,
+    rng,
+    bias,
+    last,
+    ar1
+});
+
 #[cfg(test)]
 mod tests {
     use super::*;

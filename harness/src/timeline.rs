@@ -159,6 +159,26 @@ impl Timeline {
     }
 }
 
+/// Where the timeline stands (see crate::persist); its cadences, events
+/// and end are the scenario's.
+impl crate::persist::Persist for Timeline {
+    fn save(&self, w: &mut Vec<u8>) {
+        self.next_due.save(w);
+        self.next_event.save(w);
+        self.now.save(w);
+        self.started.save(w);
+    }
+    fn load(
+        &mut self,
+        r: &mut crate::persist::Reader<'_>,
+    ) -> Result<(), crate::persist::PersistError> {
+        self.next_due.load(r)?;
+        self.next_event.load(r)?;
+        self.now.load(r)?;
+        self.started.load(r)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

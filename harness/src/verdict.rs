@@ -371,6 +371,106 @@ pub struct End {
     pub mission_finished: bool,
 }
 
+/// The monitor travels with its vehicle (see crate::persist).
+impl crate::persist::Persist for Monitor {
+    fn save(&self, w: &mut Vec<u8>) {
+        crate::persist::save_len(self.crashes.len(), w);
+        for c in &self.crashes {
+            c.time.save(w);
+            match &c.kind {
+                CrashKind::GroundImpact { speed_mps } => {
+                    w.push(0);
+                    speed_mps.save(w);
+                }
+                CrashKind::Inverted { tilt_deg } => {
+                    w.push(1);
+                    tilt_deg.save(w);
+                }
+                CrashKind::LeftVolume {
+                    north_m,
+                    east_m,
+                    altitude_m,
+                } => {
+                    w.push(2);
+                    [*north_m, *east_m, *altitude_m].save(w);
+                }
+                CrashKind::PackEmptyInAir {
+                    battery,
+                    altitude_m,
+                } => {
+                    w.push(3);
+                    battery.save(w);
+                    altitude_m.save(w);
+                }
+                CrashKind::Collision { with, separation_m } => {
+                    w.push(4);
+                    with.save(w);
+                    separation_m.save(w);
+                }
+            }
+        }
+        self.airborne_speed.save(w);
+        self.min_cos_tilt.save(w);
+        self.min_soc.save(w);
+    }
+    fn load(
+        &mut self,
+        r: &mut crate::persist::Reader<'_>,
+    ) -> Result<(), crate::persist::PersistError> {
+        let n = r.len(64, "the crashes")?;
+        self.crashes.clear();
+        for _ in 0..n {
+            let mut time = Micros(0);
+            time.load(r)?;
+            let kind = match r.take(1)?[0] {
+                0 => {
+                    let mut speed_mps = 0.0;
+                    speed_mps.load(r)?;
+                    CrashKind::GroundImpact { speed_mps }
+                }
+                1 => {
+                    let mut tilt_deg = 0.0;
+                    tilt_deg.load(r)?;
+                    CrashKind::Inverted { tilt_deg }
+                }
+                2 => {
+                    let mut v = [0.0; 3];
+                    v.load(r)?;
+                    CrashKind::LeftVolume {
+                        north_m: v[0],
+                        east_m: v[1],
+                        altitude_m: v[2],
+                    }
+                }
+                3 => {
+                    let (mut battery, mut altitude_m) = (0usize, 0.0);
+                    battery.load(r)?;
+                    altitude_m.load(r)?;
+                    CrashKind::PackEmptyInAir {
+                        battery,
+                        altitude_m,
+                    }
+                }
+                4 => {
+                    let (mut with, mut separation_m) = (String::new(), 0.0);
+                    with.load(r)?;
+                    separation_m.load(r)?;
+                    CrashKind::Collision { with, separation_m }
+                }
+                k => {
+                    return Err(crate::persist::PersistError::Mismatch {
+                        what: format!("{k} is not a crash kind"),
+                    });
+                }
+            };
+            self.crashes.push(Crash { time, kind });
+        }
+        self.airborne_speed.load(r)?;
+        self.min_cos_tilt.load(r)?;
+        self.min_soc.load(r)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

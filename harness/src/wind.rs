@@ -34,7 +34,7 @@ pub enum WindModel {
 
 /// A gust: 0 before `start`, rises linearly to `amplitude_ned_mps` over
 /// `rise`, holds for `hold`, falls back to 0 over `fall`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Gust {
     pub start: Micros,
     pub rise: Micros,
@@ -167,6 +167,41 @@ impl Wind {
             }
         }
         w
+    }
+}
+
+// The state a vehicle carries to another process (see crate::persist).
+crate::persist::persist_fields!(Gust {
+    start,
+    rise,
+    hold,
+    fall,
+    amplitude_ned_mps
+});
+
+impl crate::persist::Persist for Wind {
+    fn save(&self, w: &mut Vec<u8>) {
+        self.state.save(w);
+        self.rng.save(w);
+        if let Some(d) = &self.dryden {
+            d.save(w);
+        }
+        self.gusts.save(w);
+        self.last.save(w);
+    }
+    fn load(
+        &mut self,
+        r: &mut crate::persist::Reader<'_>,
+    ) -> Result<(), crate::persist::PersistError> {
+        self.state.load(r)?;
+        self.rng.load(r)?;
+        // Whether there is a Dryden filter is the scenario's (both sides
+        // built the same model).
+        if let Some(d) = &mut self.dryden {
+            d.load(r)?;
+        }
+        self.gusts.load(r)?;
+        self.last.load(r)
     }
 }
 

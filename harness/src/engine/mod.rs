@@ -38,6 +38,7 @@ mod build;
 mod events;
 mod hosted;
 mod logging;
+mod migration;
 mod plant_runner;
 mod vehicle;
 mod world;
@@ -92,6 +93,9 @@ pub enum EngineError {
     HostOwnsPlant { action: String },
     #[error("interrupted by {} at {}", lockstep_abi::signal_name(*signal), lockstep_abi::at(*time_us))]
     Interrupted { signal: i32, time_us: u64 },
+    /// A vehicle state that does not load into this vehicle.
+    #[error(transparent)]
+    State(#[from] crate::persist::PersistError),
 }
 
 /// `4 motors, numbered 0 to 3`, `1 battery, numbered 0`.

@@ -114,3 +114,58 @@ impl PlantRunner {
         self.integ.options()
     }
 }
+
+// The plant's running state (see crate::persist): its state vector, the
+// inputs it holds, the integrator's memory and its time.
+impl crate::persist::Persist for PlantInputs {
+    fn save(&self, w: &mut Vec<u8>) {
+        self.motor_cmd.save(w);
+        self.wind_ned_mps.save(w);
+        self.motor_enabled.save(w);
+        self.thrust_scale.save(w);
+        self.battery_connected.save(w);
+    }
+    fn load(
+        &mut self,
+        r: &mut crate::persist::Reader<'_>,
+    ) -> Result<(), crate::persist::PersistError> {
+        self.motor_cmd.load(r)?;
+        self.wind_ned_mps.load(r)?;
+        self.motor_enabled.load(r)?;
+        self.thrust_scale.load(r)?;
+        self.battery_connected.load(r)
+    }
+}
+
+impl crate::persist::Persist for PlantRunner {
+    fn save(&self, w: &mut Vec<u8>) {
+        self.x.save(w);
+        self.inputs.save(w);
+        let (h, e, s) = self.integ.memory();
+        h.save(w);
+        e.save(w);
+        [s.rhs_evals, s.accepted, s.rejected].save(w);
+        self.now.save(w);
+    }
+    fn load(
+        &mut self,
+        r: &mut crate::persist::Reader<'_>,
+    ) -> Result<(), crate::persist::PersistError> {
+        self.x.load(r)?;
+        self.inputs.load(r)?;
+        let (mut h, mut e, mut s) = (None::<u64>, 0.0f64, [0u64; 3]);
+        h.load(r)?;
+        e.load(r)?;
+        s.load(r)?;
+        self.integ.set_memory((
+            h,
+            e,
+            Stats {
+                rhs_evals: s[0],
+                accepted: s[1],
+                rejected: s[2],
+            },
+        ));
+        self.now.load(r)
+    }
+}

@@ -167,3 +167,20 @@ impl Vehicle {
             .fold(f64::INFINITY, f64::min)
     }
 }
+
+// The vehicle's running state (see crate::persist). `outputs` is left out:
+// every boundary that reads it computes it first.
+crate::persist::persist_fields!(FaultState {
+    motor_failed,
+    thrust_loss,
+    battery_disconnected,
+    sensors
+});
+crate::persist::persist_fields!(Vehicle {
+    physics,
+    avionics,
+    faults,
+    faults_changed,
+    monitor,
+    on_ground
+});

@@ -82,3 +82,44 @@ impl World {
         None
     }
 }
+
+/// The world's running state (see crate::persist): the events' fired
+/// flags travel, the events themselves are the scenario's.
+impl crate::persist::Persist for World {
+    fn save(&self, w: &mut Vec<u8>) {
+        self.timeline.save(w);
+        self.wind.save(w);
+        self.wind_now.save(w);
+        crate::persist::save_len(self.events.len(), w);
+        for (_, fired) in &self.events {
+            fired.save(w);
+        }
+        self.pending_when.save(w);
+        self.mission_started.save(w);
+        self.now.save(w);
+        self.boundaries.save(w);
+        self.journal.save(w);
+    }
+    fn load(
+        &mut self,
+        r: &mut crate::persist::Reader<'_>,
+    ) -> Result<(), crate::persist::PersistError> {
+        self.timeline.load(r)?;
+        self.wind.load(r)?;
+        self.wind_now.load(r)?;
+        let n = r.len(usize::MAX, "the events")?;
+        if n != self.events.len() {
+            return Err(crate::persist::PersistError::Mismatch {
+                what: format!("{n} events where this scenario has {}", self.events.len()),
+            });
+        }
+        for (_, fired) in &mut self.events {
+            fired.load(r)?;
+        }
+        self.pending_when.load(r)?;
+        self.mission_started.load(r)?;
+        self.now.load(r)?;
+        self.boundaries.load(r)?;
+        self.journal.load(r)
+    }
+}

@@ -259,6 +259,20 @@ impl Integrator {
         self.total
     }
 
+    /// What the integrator carries from one interval to the next: the
+    /// adaptive step proposed, the controller's last error norm, and the
+    /// work counted so far (the rest is scratch).
+    pub fn memory(&self) -> (Option<u64>, f64, Stats) {
+        (self.h_carry, self.err_prev, self.total)
+    }
+
+    /// Continues from another integrator's [`Integrator::memory`].
+    pub fn set_memory(&mut self, (h_carry, err_prev, total): (Option<u64>, f64, Stats)) {
+        self.h_carry = h_carry;
+        self.err_prev = err_prev;
+        self.total = total;
+    }
+
     /// Forgets the carried step size and controller memory.
     pub fn reset(&mut self) {
         self.h_carry = None;
