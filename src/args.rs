@@ -51,6 +51,11 @@ pub fn seed(s: &str) -> Result<i64, String> {
 }
 
 impl ScenarioArgs {
+    /// A scenario path was given.
+    pub fn has_scenario(&self) -> bool {
+        self.scenario.is_some()
+    }
+
     /// `--spec` was given.
     pub fn has_spec(&self) -> bool {
         self.spec.is_some()

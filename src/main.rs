@@ -29,6 +29,7 @@ mod args;
 mod bundled;
 mod check_lib;
 mod compare;
+mod distributed;
 mod fleet;
 mod fmu;
 mod montecarlo;
@@ -58,6 +59,15 @@ enum Command {
         /// process (its initialisers may hang).
         #[arg(long, default_value_t = 60.0, value_parser = positive_seconds)]
         call_timeout: f64,
+    },
+    /// Pause or resume a distributed run: a command to its primary
+    /// (`lockstep ctl pause --network-connect tcp/HOST:PORT`).
+    Ctl {
+        /// `pause` or `resume`.
+        #[arg(value_parser = ["pause", "resume"])]
+        command: String,
+        #[command(flatten)]
+        net: distributed::NetArgs,
     },
     /// Fly a scenario in lockstep and print a summary (wall time,
     /// real-time factor, the log's digest, the timeline, the verdict).
@@ -270,6 +280,21 @@ struct FlyArgs {
     /// --log is given) and summary.json.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Join a distributed run of a fleet scenario: `primary` (give the
+    /// scenario and --network-secondaries; it writes the logs and the
+    /// report) or `secondary` (give no scenario: it reads the primary's).
+    /// Case-insensitive. Needs a build with `--features distributed`.
+    #[arg(long, value_parser = distributed::role)]
+    network_role: Option<distributed::Role>,
+    /// The primary: how many secondaries to wait for before starting.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
+    network_secondaries: Option<u32>,
+    /// The primary: seconds one step may take before the run stops (apart
+    /// from the liveliness lease) [default: 60].
+    #[arg(long, value_parser = positive_seconds)]
+    step_deadline: Option<f64>,
+    #[command(flatten)]
+    net: distributed::NetArgs,
     /// A fleet scenario ([[vehicles]]): threads stepping the vehicles
     /// [default: the number of cores]. The result does not depend on it.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
@@ -303,7 +328,7 @@ enum IsolationArg {
 }
 
 /// A finite, positive number of seconds of at most a day.
-fn positive_seconds(s: &str) -> Result<f64, String> {
+pub(crate) fn positive_seconds(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|e| format!("{e}"))?;
     if v.is_finite() && v > 0.0 && v <= 86_400.0 {
         Ok(v)
@@ -326,6 +351,7 @@ fn main() -> ExitCode {
             check_lib::run(&path, Duration::from_secs_f64(call_timeout))
         }
         Command::Fly(a) => fly("fly", a),
+        Command::Ctl { command, net } => distributed::ctl(&command, &net),
         Command::Montecarlo(a) => {
             let (scenario, autopilot, overrides) = match a.flight.resolve() {
                 Ok(v) => v,
@@ -478,6 +504,11 @@ fn fly(verb: &'static str, a: FlyArgs) -> ExitCode {
         Ok(v) => v,
         Err(e) => return refuse(e),
     };
+    if a.network_role.is_none() && (a.network_secondaries.is_some() || a.step_deadline.is_some()) {
+        return refuse(
+            "--network-secondaries and --step-deadline are for --network-role primary".into(),
+        );
+    }
     let output = if a.json {
         run::Output::Json
     } else if a.quiet {
@@ -485,6 +516,21 @@ fn fly(verb: &'static str, a: FlyArgs) -> ExitCode {
     } else {
         run::Output::Text
     };
+    if let Some(role) = a.network_role {
+        return distributed::fly(distributed::NetFly {
+            verb,
+            role,
+            secondaries: a.network_secondaries,
+            scenario: a.flight.has_scenario().then(|| scenario.clone()),
+            autopilot,
+            overrides,
+            out: a.out,
+            isolation,
+            output,
+            net: a.net,
+            step_deadline: a.step_deadline,
+        });
+    }
     match lockstep_fleet::scenario::is_fleet(&scenario) {
         Ok(true) => {
             let single = [

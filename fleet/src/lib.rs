@@ -4,6 +4,8 @@
 //!   validated as a scenario of its own that shares the file's sections.
 //! - [`separation`]: the distance between every pair at each sync boundary,
 //!   proximity episodes and collisions.
+//! - [`levels`]: regions of airspace a distributed run deals to its
+//!   secondaries.
 //! - [`run`]: the fleet stepped boundary by boundary on a thread pool, its
 //!   results independent of the number of threads.
 //!
@@ -14,6 +16,8 @@
 //! order, on one thread. That is what makes the result the same on one
 //! thread, on many, and (in the distributed runner) on many machines.
 
+pub mod levels;
+pub mod report;
 pub mod run;
 pub mod scenario;
 pub mod separation;

@@ -16,6 +16,9 @@
 //! [fleet]
 //! sync_period_us = 4000        # default: the autopilot period
 //! proximity_m = 5.0            # a pair closer than this is a proximity event
+//! level_grid = { north_m = [-50.0, 200.0], east_m = [-10.0, 130.0], rows = 1, columns = 4 }
+//! level_buffer_m = 2.0         # hysteresis at a level's border (default 2)
+//! # or boxes: [[fleet.levels]] name = "west", north_m = [..], east_m = [..], altitude_m = [..]
 //! [[events]]                   # shared by every vehicle
 //! at_s = 1.0
 //! action = "arm"
@@ -43,12 +46,18 @@ use lockstep_harness::rng::RngStreams;
 use lockstep_harness::scenario::{Override, Scenario, ScenarioError};
 use lockstep_plant::spec::SpecError;
 
+use crate::levels::{Level, Levels};
+
 /// The most vehicles a fleet may hold.
 pub const MAX_VEHICLES: usize = 256;
 /// The longest vehicle name.
 pub const MAX_NAME_LEN: usize = 64;
 /// The default distance under which a pair is in proximity, m.
 pub const DEFAULT_PROXIMITY_M: f64 = 5.0;
+/// The most levels.
+pub const MAX_LEVELS: usize = 1024;
+/// The default buffer around a level, m.
+pub const DEFAULT_LEVEL_BUFFER_M: f64 = 2.0;
 
 /// Keys of a `[[vehicles]]` entry that are the fleet's, not the `[vehicle]`'s.
 const FLEET_VEHICLE_KEYS: [&str; 4] = ["name", "autopilot", "radius_m", "events"];
@@ -66,6 +75,9 @@ pub struct FleetScenario {
     /// A pair closer than this is in proximity, m.
     pub proximity_m: f64,
     pub vehicles: Vec<FleetVehicle>,
+    /// The regions a distributed run assigns to secondaries (one holding
+    /// everything when the scenario declares none).
+    pub levels: Levels,
 }
 
 /// One vehicle of a fleet.
@@ -244,7 +256,21 @@ impl FleetScenario {
                 ));
             }
         };
+        let levels = match (fleet.levels, fleet.level_grid) {
+            (Some(_), Some(_)) => {
+                return Err(invalid(
+                    "fleet.level_grid",
+                    "give levels as [[fleet.levels]] or as a [fleet.level_grid], not both".into(),
+                ));
+            }
+            (Some(l), None) | (None, Some(l)) => Levels {
+                levels: l,
+                buffer_m: fleet.level_buffer_m.unwrap_or(DEFAULT_LEVEL_BUFFER_M),
+            },
+            (None, None) => Levels::default(),
+        };
         Ok(FleetScenario {
+            levels,
             file: path.to_path_buf(),
             description: first.description.clone(),
             seed: master,
@@ -260,6 +286,81 @@ impl FleetScenario {
 struct FleetSection {
     sync_period_us: Option<u64>,
     proximity_m: Option<f64>,
+    levels: Option<Vec<Level>>,
+    level_grid: Option<Vec<Level>>,
+    level_buffer_m: Option<f64>,
+}
+
+const FLEET_KEYS: [&str; 5] = [
+    "sync_period_us",
+    "proximity_m",
+    "levels",
+    "level_grid",
+    "level_buffer_m",
+];
+
+/// `[a, b]` with a < b, finite.
+fn span(v: &toml::Value) -> Option<[f64; 2]> {
+    let a = v.as_array()?;
+    if a.len() != 2 {
+        return None;
+    }
+    let (lo, hi) = (number(&a[0])?, number(&a[1])?);
+    (lo < hi).then_some([lo, hi])
+}
+
+fn level_box(
+    key: &str,
+    v: toml::Value,
+    invalid: &impl Fn(&str, String) -> ScenarioError,
+    label: &str,
+) -> Result<Level, ScenarioError> {
+    let toml::Value::Table(t) = v else {
+        return Err(invalid(key, "must be a table".into()));
+    };
+    let mut name = None;
+    let (mut north, mut east, mut alt) = (None, None, None);
+    for (k, v) in t {
+        let at = format!("{key}.{k}");
+        let need_span = |v: &toml::Value| {
+            span(v)
+                .ok_or_else(|| invalid(&at, format!("must be [min, max] with min < max, is {v}")))
+        };
+        match k.as_str() {
+            "name" => {
+                name = Some(
+                    v.as_str()
+                        .filter(|s| !s.is_empty())
+                        .ok_or_else(|| invalid(&at, "must be a non-empty string".into()))?
+                        .to_string(),
+                )
+            }
+            "north_m" => north = Some(need_span(&v)?),
+            "east_m" => east = Some(need_span(&v)?),
+            "altitude_m" => alt = Some(need_span(&v)?),
+            _ => {
+                return Err(ScenarioError::UnknownKeys {
+                    file: label.to_string(),
+                    keys: vec![(
+                        at,
+                        vec![
+                            "name".into(),
+                            "north_m".into(),
+                            "east_m".into(),
+                            "altitude_m".into(),
+                        ],
+                    )],
+                });
+            }
+        }
+    }
+    let missing = |k: &str| invalid(&format!("{key}.{k}"), "is required".into());
+    Ok(Level {
+        name: name.ok_or_else(|| missing("name"))?,
+        north_m: north.ok_or_else(|| missing("north_m"))?,
+        east_m: east.ok_or_else(|| missing("east_m"))?,
+        altitude_m: alt,
+    })
 }
 
 impl FleetSection {
@@ -298,12 +399,113 @@ impl FleetSection {
                         })?;
                     f.proximity_m = Some(p);
                 }
+                "levels" => {
+                    let toml::Value::Array(a) = v else {
+                        return Err(invalid(
+                            "fleet.levels",
+                            "must be an array of tables ([[fleet.levels]])".into(),
+                        ));
+                    };
+                    if a.is_empty() || a.len() > MAX_LEVELS {
+                        return Err(invalid(
+                            "fleet.levels",
+                            format!("1 to {MAX_LEVELS} levels, not {}", a.len()),
+                        ));
+                    }
+                    let mut levels: Vec<Level> = Vec::new();
+                    for (i, v) in a.into_iter().enumerate() {
+                        let key = format!("fleet.levels[{i}]");
+                        let l = level_box(&key, v, &invalid, label)?;
+                        if levels.iter().any(|o| o.name == l.name) {
+                            return Err(invalid(
+                                &format!("{key}.name"),
+                                format!("`{}` names another level too", l.name),
+                            ));
+                        }
+                        levels.push(l);
+                    }
+                    f.levels = Some(levels);
+                }
+                "level_grid" => {
+                    let toml::Value::Table(t) = v else {
+                        return Err(invalid("fleet.level_grid", "must be a table".into()));
+                    };
+                    let get = |k: &str| {
+                        t.get(k).ok_or_else(|| {
+                            invalid(&format!("fleet.level_grid.{k}"), "is required".into())
+                        })
+                    };
+                    let spanned = |k: &str| -> Result<[f64; 2], ScenarioError> {
+                        let v = get(k)?;
+                        span(v)
+                            .filter(|s| s.iter().all(|x| x.is_finite()))
+                            .ok_or_else(|| {
+                                invalid(
+                                    &format!("fleet.level_grid.{k}"),
+                                    format!("must be [min, max] with min < max, is {v}"),
+                                )
+                            })
+                    };
+                    let count = |k: &str| -> Result<usize, ScenarioError> {
+                        let v = get(k)?;
+                        v.as_integer()
+                            .filter(|n| *n >= 1 && *n as usize <= MAX_LEVELS)
+                            .map(|n| n as usize)
+                            .ok_or_else(|| {
+                                invalid(
+                                    &format!("fleet.level_grid.{k}"),
+                                    format!("must be an integer in [1, {MAX_LEVELS}], is {v}"),
+                                )
+                            })
+                    };
+                    if let Some(k) = t
+                        .keys()
+                        .find(|k| !["north_m", "east_m", "rows", "columns"].contains(&k.as_str()))
+                    {
+                        return Err(ScenarioError::UnknownKeys {
+                            file: label.to_string(),
+                            keys: vec![(
+                                format!("fleet.level_grid.{k}"),
+                                vec![
+                                    "north_m".into(),
+                                    "east_m".into(),
+                                    "rows".into(),
+                                    "columns".into(),
+                                ],
+                            )],
+                        });
+                    }
+                    let (rows, columns) = (count("rows")?, count("columns")?);
+                    if rows * columns > MAX_LEVELS {
+                        return Err(invalid(
+                            "fleet.level_grid",
+                            format!("{rows} x {columns} levels; at most {MAX_LEVELS}"),
+                        ));
+                    }
+                    f.level_grid = Some(Levels::grid(
+                        spanned("north_m")?,
+                        spanned("east_m")?,
+                        rows,
+                        columns,
+                    ));
+                }
+                "level_buffer_m" => {
+                    let b = number(&v)
+                        .filter(|b| *b >= 0.0 && *b <= 1000.0)
+                        .ok_or_else(|| {
+                            invalid(
+                                "fleet.level_buffer_m",
+                                format!("must be a number in [0, 1000] m, is {v}"),
+                            )
+                        })?;
+                    f.level_buffer_m = Some(b);
+                }
                 _ => {
                     return Err(ScenarioError::UnknownKeys {
                         file: label.to_string(),
                         keys: vec![(
                             format!("fleet.{k}"),
-                            vec!["sync_period_us".into(), "proximity_m".into()],
+                            FLEET_KEYS.iter().map(|k| k.to_string()).collect(),
                         )],
                     });
                 }

@@ -582,3 +582,25 @@ impl Drop for FlightLog {
         let _ = self.finish();
     }
 }
+
+// A row travels (a distributed secondary sends its vehicles' rows to the
+// primary, which writes them): loaded over a row of the vehicle's shape.
+crate::persist::persist_fields!(LogRow {
+    time_us,
+    truth,
+    geodetic,
+    estimate,
+    setpoints,
+    motors,
+    rotor_speed,
+    rotor_thrust,
+    wind,
+    air_density,
+    bus,
+    batteries,
+    mode,
+    armed,
+    mission_current,
+    mission_finished,
+    faults
+});

@@ -1,6 +1,7 @@
 use std::path::Path;
 
 use super::*;
+use crate::levels::Levels;
 
 const BASE: &str = r#"schema_version = 1
 [simulation]
@@ -71,7 +72,8 @@ fn fleet_keys_are_read_and_checked() {
     );
     assert_eq!(
         error(&format!("{BASE}[fleet]\nsync_us = 6000\n{TWO}")),
-        "f.toml: unknown key `fleet.sync_us` (valid in [fleet]: sync_period_us, proximity_m)"
+        "f.toml: unknown key `fleet.sync_us` (valid in [fleet]: sync_period_us, proximity_m, levels, \
+         level_grid, level_buffer_m)"
     );
     assert_eq!(
         error(&format!("{BASE}[fleet]\nproximity_m = -1\n{TWO}")),
@@ -180,4 +182,46 @@ fn overrides_apply_to_the_shared_sections() {
     let f = FleetScenario::from_toml_str_with(&format!("{BASE}{TWO}"), "f.toml", &o).unwrap();
     assert_eq!(f.seed, 4);
     assert_eq!(f.vehicles[1].scenario.seed, vehicle_seed(4, "b"));
+}
+
+#[test]
+fn levels_as_boxes_or_a_grid() {
+    let f = load(&format!("{BASE}{TWO}")).unwrap();
+    assert_eq!(f.levels, Levels::default());
+    let f = load(&format!(
+        "{BASE}[fleet]\nlevel_grid = {{ north_m = [0.0, 100.0], east_m = [0.0, 120.0], rows = 1, columns = 4 }}\nlevel_buffer_m = 3\n{TWO}"
+    ))
+    .unwrap();
+    assert_eq!(f.levels.levels.len(), 4);
+    assert_eq!(f.levels.buffer_m, 3.0);
+    assert_eq!(f.levels.levels[3].east_m, [90.0, 120.0]);
+    let boxes = "[[fleet.levels]]\nname = \"w\"\nnorth_m = [0, 10]\neast_m = [0, 10]\n\
+                 [[fleet.levels]]\nname = \"e\"\nnorth_m = [0, 10]\neast_m = [10, 20]\naltitude_m = [0, 50]\n";
+    let f = load(&format!("{BASE}{boxes}{TWO}")).unwrap();
+    assert_eq!(f.levels.levels[1].altitude_m, Some([0.0, 50.0]));
+    assert_eq!(f.levels.buffer_m, DEFAULT_LEVEL_BUFFER_M);
+    assert_eq!(
+        error(&format!(
+            "{BASE}{}{TWO}",
+            boxes.replace("[10, 20]", "[20, 10]")
+        )),
+        "f.toml: key `fleet.levels[1].east_m`: must be [min, max] with min < max, is [20, 10]"
+    );
+    assert_eq!(
+        error(&format!("{BASE}{}{TWO}", boxes.replace("\"e\"", "\"w\""))),
+        "f.toml: key `fleet.levels[1].name`: `w` names another level too"
+    );
+    assert_eq!(
+        error(&format!(
+            "{BASE}{}{TWO}",
+            boxes.replace("north_m = [0, 10]\neast_m = [10, 20]", "east_m = [10, 20]")
+        )),
+        "f.toml: key `fleet.levels[1].north_m`: is required"
+    );
+    assert_eq!(
+        error(&format!(
+            "{BASE}[fleet]\nlevel_grid = {{ north_m = [0.0, 1.0], east_m = [0.0, 1.0], rows = 0, columns = 4 }}\n{TWO}"
+        )),
+        "f.toml: key `fleet.level_grid.rows`: must be an integer in [1, 1024], is 0"
+    );
 }

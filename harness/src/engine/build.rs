@@ -286,47 +286,13 @@ impl Engine {
         let (world, finest) = build_world(scenario, Physics::Own)?;
         let Resolved { spec, plant, .. } = resolved;
         let avionics = build_avionics(scenario, &plant, ap, finest);
-        let origin = plant.origin;
-        let nr = plant.rotors.len();
-        let nb = plant.batteries.len();
-        let row = LogRow {
-            motors: vec![0.0; nr],
-            rotor_speed: vec![0.0; nr],
-            rotor_thrust: vec![0.0; nr],
-            batteries: vec![[0.0; 3]; nb],
-            ..LogRow::default()
-        };
-        let log_meta = match (log, world.cad.log) {
+        let row = logging::shaped_row(&plant);
+        let (log, log_meta) = match (log, world.cad.log) {
             (Some(path), Some(_)) => {
-                let g = origin.geodetic;
-                let meta = LogMeta::new(
-                    &scenario.file,
-                    &plant.name,
-                    scenario.seed,
-                    autopilot,
-                    crate::log_meta::Origin {
-                        lat_deg: g.lat_deg,
-                        lon_deg: g.lon_deg,
-                        alt_m: g.alt_m,
-                    },
-                    nr,
-                    nb,
-                );
-                let meta = LogMeta {
-                    mission: scenario.mission.as_ref().map(|m| m.display().to_string()),
-                    ..meta
-                };
-                Some((path.to_path_buf(), meta))
+                let (log, meta) = logging::open_log(scenario, &plant, autopilot, path)?;
+                (Some(log), Some(meta))
             }
-            _ => None,
-        };
-        let log = match &log_meta {
-            Some((path, meta)) => {
-                let log = FlightLog::create(path, &row)?;
-                meta.write(path)?;
-                Some(log)
-            }
-            None => None,
+            _ => (None, None),
         };
         let physics = plant_runner(scenario, plant)?;
         Ok(Engine {
@@ -341,6 +307,7 @@ impl Engine {
             interrupt: None,
             wind_offset: [0.0; 3],
             finished: false,
+            captured: None,
         })
     }
 }

@@ -19,10 +19,7 @@ impl Engine {
     /// Writes a row where the log is due (where the sensors stage has
     /// computed the plant's outputs).
     pub(super) fn stage_log(&mut self, t: Micros, log_due: bool) -> Result<(), EngineError> {
-        let Some(log) = &mut self.log else {
-            return Ok(());
-        };
-        if !log_due {
+        if !log_due || (self.log.is_none() && self.captured.is_none()) {
             return Ok(());
         }
         let v = &self.vehicle;
@@ -82,7 +79,90 @@ impl Engine {
             }
         }
         r.faults = faults;
-        log.write(r)?;
+        if let Some(log) = &mut self.log {
+            log.write(r)?;
+        }
+        if let Some(rows) = &mut self.captured {
+            rows.push(r.clone());
+        }
         Ok(())
     }
+
+    /// Keeps every log row in memory from now on (for [`Engine::take_rows`]),
+    /// whether or not the engine writes a log itself: a distributed
+    /// secondary sends its vehicles' rows to the primary, which writes them.
+    pub fn capture_rows(&mut self) {
+        self.captured.get_or_insert_with(Vec::new);
+    }
+
+    /// The rows captured since the last call, in time order.
+    pub fn take_rows(&mut self) -> Vec<LogRow> {
+        self.captured
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// An empty row shaped for this vehicle (its rotors and batteries).
+    pub fn row_shape(&self) -> LogRow {
+        shaped_row(&self.vehicle.physics.plant)
+    }
+}
+
+/// An empty log row shaped for `plant`.
+pub fn shaped_row(plant: &Multirotor) -> LogRow {
+    let nr = plant.rotors.len();
+    let nb = plant.batteries.len();
+    LogRow {
+        motors: vec![0.0; nr],
+        rotor_speed: vec![0.0; nr],
+        rotor_thrust: vec![0.0; nr],
+        batteries: vec![[0.0; 3]; nb],
+        ..LogRow::default()
+    }
+}
+
+/// The log a vehicle of `scenario` writes at `path` and its sidecar, as the
+/// engine creates them (for a writer of rows that come from elsewhere).
+pub fn open_log(
+    scenario: &Scenario,
+    plant: &Multirotor,
+    autopilot: &Path,
+    path: &Path,
+) -> std::io::Result<(FlightLog, (PathBuf, LogMeta))> {
+    let g = plant.origin.geodetic;
+    let meta = LogMeta::new(
+        &scenario.file,
+        &plant.name,
+        scenario.seed,
+        autopilot,
+        crate::log_meta::Origin {
+            lat_deg: g.lat_deg,
+            lon_deg: g.lon_deg,
+            alt_m: g.alt_m,
+        },
+        plant.rotors.len(),
+        plant.batteries.len(),
+    );
+    let meta = LogMeta {
+        mission: scenario.mission.as_ref().map(|m| m.display().to_string()),
+        ..meta
+    };
+    let log = FlightLog::create(path, &shaped_row(plant))?;
+    meta.write(path)?;
+    Ok((log, (path.to_path_buf(), meta)))
+}
+
+/// Finishes a log opened by [`open_log`]: flushed, and its sidecar
+/// completed with its rows, last time and digest.
+pub fn finish_log(
+    log: &mut FlightLog,
+    (path, meta): &mut (PathBuf, LogMeta),
+) -> std::io::Result<()> {
+    log.finish()?;
+    meta.rows = Some(log.rows());
+    meta.last_time_us = log.last_time_us();
+    meta.digest = log.digest();
+    meta.complete = true;
+    meta.write(path)
 }

@@ -44,6 +44,8 @@ mod vehicle;
 mod world;
 
 pub use hosted::{HostBattery, HostTruth, HostedVehicle};
+pub use logging::{finish_log, open_log, shaped_row};
+pub use migration::LogHandle;
 pub use plant_runner::PlantRunner;
 
 use avionics::{Avionics, SensorFault};
@@ -174,6 +176,8 @@ pub struct Engine {
     wind_offset: [f64; 3],
     /// [`Engine::finish`] has run.
     finished: bool,
+    /// Log rows kept for [`Engine::take_rows`] (when capturing).
+    captured: Option<Vec<LogRow>>,
 }
 
 impl std::fmt::Debug for Engine {

@@ -1,0 +1,573 @@
+//! The primary: owns time and every vehicle's last known position, runs no
+//! physics. Each round it sends one step to every secondary and waits for
+//! every ack (refusing stale, duplicate and damaged ones, within the step
+//! deadline); it writes the vehicles' logs from the rows the acks carry,
+//! checks the separation at every sync boundary exactly as a run in one
+//! process does, and moves a vehicle whose level changed owner (a transfer
+//! round: the old owner snapshots it, the new one restores it).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use lockstep_fleet::FleetScenario;
+use lockstep_fleet::levels::Levels;
+use lockstep_fleet::run::{log_path, rotor_tip_radius_m};
+use lockstep_fleet::separation::{Closest, Encounter, Separation};
+use lockstep_harness::Micros;
+use lockstep_harness::engine::{LogHandle, PlantRunner, finish_log, open_log, shaped_row};
+use lockstep_harness::log::LogRow;
+use lockstep_harness::persist::{Persist, Reader};
+
+use crate::link::{Control, LinkError, PrimaryLink};
+use crate::protocol::{Ack, Arrival, Collision, Step};
+
+/// Why a distributed run stopped before its end.
+#[derive(Debug, thiserror::Error)]
+pub enum PrimaryError {
+    #[error(transparent)]
+    Link(#[from] LinkError),
+    #[error("{peer} did not acknowledge step {iteration} within {} s", .deadline.as_secs_f64())]
+    Deadline {
+        peer: String,
+        iteration: u64,
+        deadline: Duration,
+    },
+    #[error("{0}")]
+    Vehicle(String, u8),
+    #[error("{0}")]
+    Protocol(String),
+    #[error("vehicle `{vehicle}`: {reason}")]
+    Setup { vehicle: String, reason: String },
+    #[error("log {path}: {reason}")]
+    Log { path: String, reason: String },
+    #[error("interrupted by {} at {}", lockstep_abi::signal_name(*signal), lockstep_abi::at(*time_us))]
+    Interrupted { signal: i32, time_us: u64 },
+}
+
+/// How the primary runs.
+#[derive(Debug, Clone)]
+pub struct PrimaryOptions {
+    /// Where each vehicle's log goes (`<dir>/<name>.csv`), when the
+    /// scenario has a `log` cadence.
+    pub log_dir: Option<PathBuf>,
+    /// The autopilot the vehicles' logs name.
+    pub autopilot: PathBuf,
+    /// How long one round may take before the run stops.
+    pub step_deadline: Duration,
+}
+
+/// What the run did.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub end: Micros,
+    pub syncs: u64,
+    pub rounds: u64,
+    pub migrations: u64,
+    /// Acks refused as stale or duplicate.
+    pub refused_acks: u64,
+    /// Per vehicle: its name and its outcome JSON (see
+    /// `lockstep_fleet::report`), `None` when the run did not end.
+    pub vehicles: Vec<(String, Option<String>)>,
+    pub encounters: Vec<Encounter>,
+    pub encounters_dropped: u64,
+    pub closest: Option<Closest>,
+    pub collisions: usize,
+    /// Vehicles whose autopilot cannot move, kept on their first secondary.
+    pub pinned: Vec<String>,
+    /// Wall time of each time-advancing round.
+    pub round_times: Vec<Duration>,
+}
+
+struct Performer {
+    name: String,
+    owner: u32,
+    level: usize,
+    position: [f64; 3],
+    pinned: bool,
+    log: Option<LogHandle>,
+    row: LogRow,
+    summary: Option<String>,
+}
+
+/// The primary of a distributed run.
+pub struct Primary<L: PrimaryLink> {
+    link: L,
+    fleet: FleetScenario,
+    options: PrimaryOptions,
+    performers: Vec<Performer>,
+    separation: Separation,
+    iteration: u64,
+    now: Micros,
+    syncs: u64,
+    paused: bool,
+    collisions: Vec<Collision>,
+    arrivals: Vec<Arrival>,
+    affinity: Vec<(u32, u32)>,
+    migrations: u64,
+    refused: u64,
+    round_times: Vec<Duration>,
+    interrupt: Option<Arc<AtomicUsize>>,
+    /// Called with a line for the user (pause, resume, pinned vehicles).
+    notify: Box<dyn FnMut(&str) + Send>,
+}
+
+impl<L: PrimaryLink> std::fmt::Debug for Primary<L> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Primary")
+            .field("iteration", &self.iteration)
+            .field("now", &self.now)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<L: PrimaryLink> Primary<L> {
+    /// Resolves every vehicle's plant (for its log and its radius), opens
+    /// the logs, and deals the vehicles to the secondaries by level.
+    pub fn new(
+        link: L,
+        fleet: FleetScenario,
+        options: PrimaryOptions,
+    ) -> Result<Self, PrimaryError> {
+        let n = link.secondaries();
+        let mut performers = Vec::new();
+        let mut radii = Vec::new();
+        if let Some(dir) = &options.log_dir {
+            std::fs::create_dir_all(dir).map_err(|e| PrimaryError::Log {
+                path: dir.display().to_string(),
+                reason: e.to_string(),
+            })?;
+        }
+        for v in &fleet.vehicles {
+            let setup = |reason: String| PrimaryError::Setup {
+                vehicle: v.name.clone(),
+                reason,
+            };
+            let runner =
+                PlantRunner::from_scenario(&v.scenario).map_err(|e| setup(e.to_string()))?;
+            let plant = runner.plant();
+            radii.push(v.radius_m.unwrap_or_else(|| rotor_tip_radius_m(plant)));
+            let log = match (&options.log_dir, v.scenario.cadence("log")) {
+                (Some(dir), Some(_)) => {
+                    let path = log_path(dir, &v.name);
+                    let ap = v.autopilot.as_deref().unwrap_or(&options.autopilot);
+                    let (log, meta) =
+                        open_log(&v.scenario, plant, ap, &path).map_err(|e| PrimaryError::Log {
+                            path: path.display().to_string(),
+                            reason: e.to_string(),
+                        })?;
+                    Some((log, Some(meta)))
+                }
+                _ => None,
+            };
+            let (north, east, _) = v.scenario.start;
+            let position = [north, east, 0.0];
+            let level = fleet.levels.initial(position);
+            performers.push(Performer {
+                name: v.name.clone(),
+                owner: Levels::owner(level, n) as u32,
+                level,
+                position,
+                pinned: false,
+                log,
+                row: shaped_row(plant),
+                summary: None,
+            });
+        }
+        let affinity = performers
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (i as u32, p.owner))
+            .collect();
+        Ok(Primary {
+            separation: Separation::new(&radii, fleet.proximity_m),
+            link,
+            fleet,
+            options,
+            performers,
+            iteration: 0,
+            now: Micros(0),
+            syncs: 0,
+            paused: false,
+            collisions: Vec::new(),
+            arrivals: Vec::new(),
+            affinity,
+            migrations: 0,
+            refused: 0,
+            round_times: Vec::new(),
+            interrupt: None,
+            notify: Box::new(|_| {}),
+        })
+    }
+
+    pub fn interrupt_on(&mut self, flag: Arc<AtomicUsize>) {
+        self.interrupt = Some(flag);
+    }
+
+    /// Lines for the user as the run goes (pause, resume, pinned vehicles).
+    pub fn on_notice(&mut self, f: impl FnMut(&str) + Send + 'static) {
+        self.notify = Box::new(f);
+    }
+
+    /// The last sync boundary processed.
+    pub fn now(&self) -> Micros {
+        self.now
+    }
+
+    /// Runs to the end. Whatever happens the logs are complete to the last
+    /// boundary every ack reached, and the secondaries are told to stop
+    /// (with the reason when the run is abandoned).
+    pub fn run(&mut self) -> Result<Outcome, PrimaryError> {
+        let result = self.drive();
+        if let Err(e) = &result {
+            // Best effort: a secondary that can still hear stops now.
+            let _ = self.link.broadcast(&Step {
+                iteration: self.iteration + 1,
+                time_us: self.now.0,
+                step_us: self.fleet.sync.0,
+                paused: false,
+                affinity: Vec::new(),
+                collisions: Vec::new(),
+                release: Vec::new(),
+                arrivals: Vec::new(),
+                stop: true,
+                abort: Some(e.to_string()),
+            });
+        }
+        let logged = self.finish_logs();
+        result?;
+        logged?;
+        Ok(self.outcome())
+    }
+
+    fn outcome(&self) -> Outcome {
+        Outcome {
+            end: self.now,
+            syncs: self.syncs,
+            rounds: self.iteration,
+            migrations: self.migrations,
+            refused_acks: self.refused,
+            vehicles: self
+                .performers
+                .iter()
+                .map(|p| (p.name.clone(), p.summary.clone()))
+                .collect(),
+            encounters: self.separation.encounters().to_vec(),
+            encounters_dropped: self.separation.dropped(),
+            closest: self.separation.closest(),
+            collisions: self.separation.collisions(),
+            pinned: self
+                .performers
+                .iter()
+                .filter(|p| p.pinned)
+                .map(|p| p.name.clone())
+                .collect(),
+            round_times: self.round_times.clone(),
+        }
+    }
+
+    fn finish_logs(&mut self) -> Result<(), PrimaryError> {
+        let mut first = Ok(());
+        for p in &mut self.performers {
+            if let Some((log, Some(meta))) = &mut p.log {
+                let r = finish_log(log, meta).map_err(|e| PrimaryError::Log {
+                    path: meta.0.display().to_string(),
+                    reason: e.to_string(),
+                });
+                if first.is_ok() {
+                    first = r;
+                }
+            }
+        }
+        first
+    }
+
+    fn step_message(&self, time_us: u64) -> Step {
+        Step {
+            iteration: self.iteration,
+            time_us,
+            step_us: self.fleet.sync.0,
+            paused: self.paused,
+            affinity: Vec::new(),
+            collisions: Vec::new(),
+            release: Vec::new(),
+            arrivals: Vec::new(),
+            stop: false,
+            abort: None,
+        }
+    }
+
+    fn drive(&mut self) -> Result<(), PrimaryError> {
+        // Iteration 0: every vehicle built where its level is, stepped
+        // through t = 0.
+        let mut first = self.step_message(0);
+        first.affinity = std::mem::take(&mut self.affinity);
+        let acks = self.round(first)?;
+        for a in &acks {
+            for r in &a.performers {
+                let p = &mut self.performers[r.performer as usize];
+                if !r.can_migrate {
+                    p.pinned = true;
+                    let line = format!(
+                        "vehicle `{}` stays on {}: its autopilot cannot migrate (no \
+                         lockstep_autopilot_snapshot)",
+                        p.name,
+                        self.link.peer_name(p.owner)
+                    );
+                    (self.notify)(&line);
+                }
+            }
+        }
+        self.boundary(Micros(0));
+        let end = self.fleet.vehicles[0].scenario.duration;
+        loop {
+            self.check_interrupt()?;
+            self.controls()?;
+            self.transfers()?;
+            if self.now >= end {
+                break;
+            }
+            let t = Micros((self.now.0 + self.fleet.sync.0).min(end.0));
+            self.iteration += 1;
+            let mut step = self.step_message(t.0);
+            step.collisions = std::mem::take(&mut self.collisions);
+            step.arrivals = std::mem::take(&mut self.arrivals);
+            step.affinity = std::mem::take(&mut self.affinity);
+            let started = Instant::now();
+            self.round(step)?;
+            self.round_times.push(started.elapsed());
+            self.boundary(t);
+        }
+        self.iteration += 1;
+        let mut stop = self.step_message(self.now.0);
+        stop.stop = true;
+        stop.collisions = std::mem::take(&mut self.collisions);
+        let acks = self.round(stop)?;
+        for a in acks {
+            for r in a.performers {
+                self.performers[r.performer as usize].summary = r.summary;
+            }
+        }
+        Ok(())
+    }
+
+    fn check_interrupt(&self) -> Result<(), PrimaryError> {
+        if let Some(f) = &self.interrupt {
+            let signal = f.load(Ordering::Relaxed);
+            if signal != 0 {
+                return Err(PrimaryError::Interrupted {
+                    signal: signal as i32,
+                    time_us: self.now.0,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Pause and resume: a pause is sent to every secondary (and
+    /// acknowledged), then the primary waits for resume, watching the
+    /// peers and the interrupt.
+    fn controls(&mut self) -> Result<(), PrimaryError> {
+        let mut wait = Duration::ZERO;
+        loop {
+            match self.link.control(wait)? {
+                Some(Control::Pause) if !self.paused => {
+                    self.paused = true;
+                    self.iteration += 1;
+                    let step = self.step_message(self.now.0);
+                    self.round(step)?;
+                    let line = format!("paused at {}", lockstep_abi::at(self.now.0));
+                    (self.notify)(&line);
+                }
+                Some(Control::Resume) if self.paused => {
+                    self.paused = false;
+                    let line = format!("resumed at {}", lockstep_abi::at(self.now.0));
+                    (self.notify)(&line);
+                }
+                Some(_) => {}
+                None if self.paused => self.check_interrupt()?,
+                None => return Ok(()),
+            }
+            wait = if self.paused {
+                Duration::from_millis(50)
+            } else {
+                Duration::ZERO
+            };
+        }
+    }
+
+    /// Vehicles whose level now belongs to another secondary move: the
+    /// old owners release them (with the collisions of this boundary
+    /// applied first), the next step brings them to the new owners.
+    fn transfers(&mut self) -> Result<(), PrimaryError> {
+        let n = self.link.secondaries();
+        let mut release = Vec::new();
+        for (i, p) in self.performers.iter_mut().enumerate() {
+            let level = self.fleet.levels.update(p.level, p.position);
+            if level == p.level {
+                continue;
+            }
+            let owner = Levels::owner(level, n) as u32;
+            if owner == p.owner || p.pinned {
+                if !p.pinned {
+                    p.level = level;
+                }
+                continue;
+            }
+            p.level = level;
+            release.push((i as u32, owner));
+        }
+        if release.is_empty() {
+            return Ok(());
+        }
+        self.iteration += 1;
+        let mut step = self.step_message(self.now.0);
+        step.collisions = std::mem::take(&mut self.collisions);
+        step.release = release.iter().map(|(p, _)| *p).collect();
+        let acks = self.round(step)?;
+        for a in acks {
+            for r in a.performers {
+                if let Some(state) = r.state {
+                    let to = release
+                        .iter()
+                        .find(|(p, _)| *p == r.performer)
+                        .map(|(_, o)| *o)
+                        .ok_or_else(|| {
+                            PrimaryError::Protocol(format!(
+                                "{} sent the state of vehicle {} it was not asked to release",
+                                self.link.peer_name(a.sender),
+                                r.performer
+                            ))
+                        })?;
+                    self.performers[r.performer as usize].owner = to;
+                    self.affinity.push((r.performer, to));
+                    self.arrivals.push(Arrival {
+                        performer: r.performer,
+                        to,
+                        state,
+                    });
+                    self.migrations += 1;
+                }
+            }
+        }
+        if self.arrivals.len() != release.len() {
+            return Err(PrimaryError::Protocol(format!(
+                "{} of {} vehicles released came back with their state",
+                self.arrivals.len(),
+                release.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The separation check at sync boundary `t` (every position is the
+    /// one at `t`).
+    fn boundary(&mut self, t: Micros) {
+        self.now = t;
+        self.syncs += 1;
+        let positions: Vec<[f64; 3]> = self.performers.iter().map(|p| p.position).collect();
+        for (a, b, d) in self.separation.observe(t, &positions) {
+            self.collisions.push(Collision {
+                a: a as u32,
+                b: b as u32,
+                separation_m: d,
+            });
+        }
+    }
+
+    /// Sends `step` and collects every secondary's ack (in index order),
+    /// writing the log rows they carry.
+    fn round(&mut self, step: Step) -> Result<Vec<Ack>, PrimaryError> {
+        let n = self.link.secondaries();
+        self.link.broadcast(&step)?;
+        let deadline = Instant::now() + self.options.step_deadline;
+        let mut got: Vec<Option<Ack>> = vec![None; n];
+        let mut left = n;
+        while left > 0 {
+            let now = Instant::now();
+            if now >= deadline {
+                let missing = got.iter().position(Option::is_none).unwrap_or(0);
+                return Err(PrimaryError::Deadline {
+                    peer: self.link.peer_name(missing as u32),
+                    iteration: step.iteration,
+                    deadline: self.options.step_deadline,
+                });
+            }
+            let Some(ack) = self.link.next_ack(deadline - now)? else {
+                continue;
+            };
+            let sender = ack.sender as usize;
+            if !ack.intact() {
+                return Err(PrimaryError::Protocol(format!(
+                    "the ack of {} for step {} fails its digest",
+                    self.link.peer_name(ack.sender),
+                    ack.iteration
+                )));
+            }
+            if ack.iteration != step.iteration || sender >= n || got[sender].is_some() {
+                // Stale (an earlier step's), from no secondary of this run,
+                // or a duplicate: refused.
+                self.refused += 1;
+                continue;
+            }
+            got[sender] = Some(ack);
+            left -= 1;
+        }
+        let acks: Vec<Ack> = got.into_iter().flatten().collect();
+        for a in &acks {
+            self.take(a)?;
+        }
+        if let Some(f) = acks
+            .iter()
+            .filter_map(|a| a.failure.as_ref())
+            .min_by_key(|f| f.performer)
+        {
+            return Err(PrimaryError::Vehicle(f.message.clone(), f.status));
+        }
+        Ok(acks)
+    }
+
+    /// Positions and log rows from one ack.
+    fn take(&mut self, a: &Ack) -> Result<(), PrimaryError> {
+        for r in &a.performers {
+            let Some(p) = self.performers.get_mut(r.performer as usize) else {
+                return Err(PrimaryError::Protocol(format!(
+                    "{} reported vehicle {}, which this run does not have",
+                    self.link.peer_name(a.sender),
+                    r.performer
+                )));
+            };
+            p.position = r.position_ned_m;
+            if r.row_count == 0 {
+                continue;
+            }
+            let mut reader = Reader::new(&r.rows);
+            for _ in 0..r.row_count {
+                p.row.load(&mut reader).map_err(|e| {
+                    PrimaryError::Protocol(format!("the rows of vehicle `{}`: {e}", p.name))
+                })?;
+                if let Some((log, _)) = &mut p.log {
+                    log.write(&p.row).map_err(|e| PrimaryError::Log {
+                        path: log.path().display().to_string(),
+                        reason: e.to_string(),
+                    })?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The fleet this primary runs.
+    pub fn fleet(&self) -> &FleetScenario {
+        &self.fleet
+    }
+
+    /// Every vehicle's log path (when logging).
+    pub fn log_paths(&self) -> Vec<Option<&Path>> {
+        self.performers
+            .iter()
+            .map(|p| p.log.as_ref().map(|(l, _)| l.path()))
+            .collect()
+    }
+}

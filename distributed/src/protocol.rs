@@ -1,0 +1,185 @@
+//! The messages between the primary and its secondaries, encoded with
+//! postcard (compact, every number exact).
+//!
+//! A round: the primary sends one [`Step`] to every secondary; each one
+//! acts on it and answers with one [`Ack`] carrying the iteration it
+//! answers and its own index, so the primary refuses a stale or a
+//! duplicate answer, and a digest of its body, so it refuses a damaged
+//! one.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// The protocol's version: both sides must speak the same.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// A collision found at the last boundary, to act on both vehicles before
+/// they step on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Collision {
+    pub a: u32,
+    pub b: u32,
+    pub separation_m: f64,
+}
+
+/// A vehicle arriving at a secondary with its whole state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Arrival {
+    pub performer: u32,
+    pub to: u32,
+    pub state: Vec<u8>,
+}
+
+/// What the primary asks of every secondary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    pub iteration: u64,
+    /// Step every vehicle owned through this boundary (a transfer round
+    /// repeats the last one: nothing steps).
+    pub time_us: u64,
+    /// The sync period.
+    pub step_us: u64,
+    pub paused: bool,
+    /// Performer → secondary, for the performers whose owner changes
+    /// (every performer at iteration 0).
+    pub affinity: Vec<(u32, u32)>,
+    pub collisions: Vec<Collision>,
+    /// Performers whose owner snapshots them (after the collisions) and
+    /// drops them; the ack carries their states.
+    pub release: Vec<u32>,
+    pub arrivals: Vec<Arrival>,
+    /// End every vehicle's run; the ack carries their reports.
+    pub stop: bool,
+    /// The run is abandoned for this reason (a peer left, a vehicle
+    /// failed, the primary was interrupted): end and exit with an error.
+    pub abort: Option<String>,
+}
+
+/// One vehicle in an ack.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub performer: u32,
+    /// Its position (NED, m) at the boundary.
+    pub position_ned_m: [f64; 3],
+    /// The log rows since the last ack, encoded (see `lockstep_harness::persist`).
+    pub rows: Vec<u8>,
+    pub row_count: u32,
+    /// Its state, when released.
+    pub state: Option<Vec<u8>>,
+    /// Its autopilot can move (iteration 0).
+    pub can_migrate: bool,
+    /// Its final report as JSON (on stop).
+    pub summary: Option<String>,
+}
+
+/// A vehicle's engine failed on a secondary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Failure {
+    pub performer: u32,
+    pub message: String,
+    /// The exit status the same failure has in one process.
+    pub status: u8,
+}
+
+/// A secondary's answer to one step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ack {
+    pub iteration: u64,
+    pub sender: u32,
+    pub time_us: u64,
+    pub performers: Vec<Report>,
+    pub failure: Option<Failure>,
+    /// SHA-256 of the ack encoded with this field zeroed.
+    pub digest: [u8; 32],
+}
+
+impl Ack {
+    /// Seals the ack: computes its digest.
+    pub fn sealed(mut self) -> Ack {
+        self.digest = [0; 32];
+        let body = encode(&self);
+        self.digest = Sha256::digest(&body).into();
+        self
+    }
+
+    /// Whether the digest matches the body.
+    pub fn intact(&self) -> bool {
+        let mut copy = self.clone();
+        copy.digest = [0; 32];
+        let d: [u8; 32] = Sha256::digest(encode(&copy)).into();
+        d == self.digest
+    }
+}
+
+/// An override of the primary's command line, as the secondaries apply it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OverrideSpec {
+    pub key: String,
+    /// The value as TOML.
+    pub value: String,
+    pub given_as: String,
+}
+
+/// Everything a secondary needs to build the run, from the primary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Setup {
+    pub protocol: u32,
+    /// This secondary's index and how many there are.
+    pub index: u32,
+    pub secondaries: u32,
+    /// The scenario's path (its relative paths resolve against it: a
+    /// secondary on another machine needs the same files at the same
+    /// paths) and text.
+    pub scenario_path: String,
+    pub scenario_text: String,
+    pub overrides: Vec<OverrideSpec>,
+    pub autopilot: String,
+    /// The autopilot in-process (else in a host process with these
+    /// timeouts, in ms).
+    pub in_process: bool,
+    pub step_timeout_ms: u64,
+    pub call_timeout_ms: u64,
+}
+
+/// Encodes a message.
+pub fn encode<T: Serialize>(m: &T) -> Vec<u8> {
+    postcard::to_stdvec(m).expect("a message encodes")
+}
+
+/// Decodes a message; the reason when it is not one.
+pub fn decode<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T, String> {
+    postcard::from_bytes(bytes).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ack_is_sealed_and_a_damaged_one_is_seen() {
+        let ack = Ack {
+            iteration: 7,
+            sender: 1,
+            time_us: 28_000,
+            performers: vec![Report {
+                performer: 3,
+                position_ned_m: [1.0, -2.0, -10.0],
+                rows: vec![1, 2, 3],
+                row_count: 1,
+                state: None,
+                can_migrate: true,
+                summary: None,
+            }],
+            failure: None,
+            digest: [0; 32],
+        }
+        .sealed();
+        assert!(ack.intact());
+        let back: Ack = decode(&encode(&ack)).unwrap();
+        assert_eq!(back, ack);
+        let mut bad = ack.clone();
+        bad.performers[0].position_ned_m[0] = 1.0000001;
+        assert!(!bad.intact());
+        assert!(decode::<Ack>(&[1, 2]).is_err());
+    }
+}

@@ -1,0 +1,243 @@
+//! A secondary: builds and steps the vehicles the primary gives it, and
+//! answers every step with their positions and log rows (and, for a
+//! vehicle leaving it, its whole state).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use lockstep_abi::Isolation;
+use lockstep_fleet::FleetScenario;
+use lockstep_harness::Micros;
+use lockstep_harness::engine::{Engine, EngineError};
+use lockstep_harness::persist::Persist;
+
+use crate::link::{LinkError, SecondaryLink};
+use crate::protocol::{Ack, Failure, Report, Step};
+use lockstep_fleet::report::summary_json;
+
+/// Why a secondary stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum SecondaryError {
+    #[error(transparent)]
+    Link(#[from] LinkError),
+    #[error("the primary stopped the run: {0}")]
+    Aborted(String),
+    #[error("vehicle `{vehicle}`: {source}")]
+    Vehicle {
+        vehicle: String,
+        #[source]
+        source: EngineError,
+    },
+}
+
+/// A secondary's vehicles and its end of the link.
+pub struct Secondary<L: SecondaryLink> {
+    link: L,
+    fleet: FleetScenario,
+    autopilot: PathBuf,
+    isolation: Isolation,
+    engines: BTreeMap<u32, Engine>,
+    /// Steps answered.
+    pub rounds: u64,
+}
+
+impl<L: SecondaryLink> std::fmt::Debug for Secondary<L> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Secondary")
+            .field("index", &self.link.index())
+            .field("vehicles", &self.engines.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The exit status a vehicle's error has in one process (the CLI's).
+pub type StatusOf = fn(&EngineError) -> u8;
+
+impl<L: SecondaryLink> Secondary<L> {
+    pub fn new(link: L, fleet: FleetScenario, autopilot: PathBuf, isolation: Isolation) -> Self {
+        Secondary {
+            link,
+            fleet,
+            autopilot,
+            isolation,
+            engines: BTreeMap::new(),
+            rounds: 0,
+        }
+    }
+
+    fn name(&self, p: u32) -> String {
+        self.fleet
+            .vehicles
+            .get(p as usize)
+            .map_or_else(|| format!("#{p}"), |v| v.name.clone())
+    }
+
+    fn build(&self, p: u32) -> Result<Engine, EngineError> {
+        let v = &self.fleet.vehicles[p as usize];
+        let ap = v.autopilot.as_deref().unwrap_or(&self.autopilot);
+        let mut e = Engine::with_isolation(&v.scenario, ap, None, &self.isolation)?;
+        e.capture_rows();
+        Ok(e)
+    }
+
+    /// Answers steps until the primary stops the run (`Ok`) or abandons it.
+    pub fn run(&mut self, status_of: StatusOf) -> Result<(), SecondaryError> {
+        loop {
+            let step = match self.link.next_step() {
+                Ok(s) => s,
+                Err(e) => {
+                    self.close_all();
+                    return Err(e.into());
+                }
+            };
+            if let Some(reason) = &step.abort {
+                self.close_all();
+                return Err(SecondaryError::Aborted(reason.clone()));
+            }
+            let stop = step.stop;
+            let ack = self.answer(&step, status_of);
+            self.link.ack(&ack)?;
+            self.rounds += 1;
+            if stop {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Ends every vehicle's run (its autopilot closed).
+    fn close_all(&mut self) {
+        for e in self.engines.values_mut() {
+            if !e.is_finished() {
+                let _ = e.finish(Ok(()));
+            }
+        }
+        self.engines.clear();
+    }
+
+    fn answer(&mut self, step: &Step, status_of: StatusOf) -> Ack {
+        let me = self.link.index();
+        let mut failure = None;
+        let mut released: BTreeMap<u32, (Vec<u8>, [f64; 3])> = BTreeMap::new();
+        let result = self.act(step, me, &mut released);
+        if let Err((p, e)) = result {
+            failure = Some(Failure {
+                performer: p,
+                message: format!("vehicle `{}`: {e}", self.name(p)),
+                status: status_of(&e),
+            });
+        }
+        let mut performers = Vec::new();
+        for (&p, e) in &mut self.engines {
+            let x = e.state();
+            let position = [x[0], x[1], x[2]];
+            let rows = e.take_rows();
+            let mut bytes = Vec::new();
+            for r in &rows {
+                r.save(&mut bytes);
+            }
+            let summary = if step.stop && !e.is_finished() {
+                match e.finish(Ok(())) {
+                    Ok(s) => Some(summary_json(&s)),
+                    Err(err) => {
+                        if failure.is_none() {
+                            failure = Some(Failure {
+                                performer: p,
+                                message: format!(
+                                    "vehicle `{}`: {err}",
+                                    self.fleet.vehicles[p as usize].name
+                                ),
+                                status: status_of(&err),
+                            });
+                        }
+                        None
+                    }
+                }
+            } else {
+                None
+            };
+            performers.push(Report {
+                performer: p,
+                position_ned_m: position,
+                rows: bytes,
+                row_count: rows.len() as u32,
+                state: None,
+                can_migrate: step.iteration == 0 && e.can_migrate(),
+                summary,
+            });
+        }
+        for (p, (state, position)) in released {
+            performers.push(Report {
+                performer: p,
+                position_ned_m: position,
+                rows: Vec::new(),
+                row_count: 0,
+                state: Some(state),
+                can_migrate: true,
+                summary: None,
+            });
+        }
+        performers.sort_by_key(|r| r.performer);
+        Ack {
+            iteration: step.iteration,
+            sender: me,
+            time_us: step.time_us,
+            performers,
+            failure,
+            digest: [0; 32],
+        }
+        .sealed()
+    }
+
+    /// The step's work: vehicles given to this secondary, collisions,
+    /// vehicles leaving and arriving, then stepping.
+    fn act(
+        &mut self,
+        step: &Step,
+        me: u32,
+        released: &mut BTreeMap<u32, (Vec<u8>, [f64; 3])>,
+    ) -> Result<(), (u32, EngineError)> {
+        let arriving: Vec<u32> = step
+            .arrivals
+            .iter()
+            .filter(|a| a.to == me)
+            .map(|a| a.performer)
+            .collect();
+        for &(p, owner) in &step.affinity {
+            if owner == me && !self.engines.contains_key(&p) && !arriving.contains(&p) {
+                let e = self.build(p).map_err(|e| (p, e))?;
+                self.engines.insert(p, e);
+            }
+        }
+        for c in &step.collisions {
+            for (x, y) in [(c.a, c.b), (c.b, c.a)] {
+                let other = self.name(y);
+                if let Some(e) = self.engines.get_mut(&x) {
+                    e.collide(&other, c.separation_m);
+                }
+            }
+        }
+        for p in &step.release {
+            if let Some(mut e) = self.engines.remove(p) {
+                let state = e.snapshot().map_err(|err| (*p, err))?;
+                let x = e.state();
+                let position = [x[0], x[1], x[2]];
+                e.finish(Ok(())).map_err(|err| (*p, err))?;
+                released.insert(*p, (state, position));
+            }
+        }
+        for a in step.arrivals.iter().filter(|a| a.to == me) {
+            let mut e = self.build(a.performer).map_err(|e| (a.performer, e))?;
+            e.restore(&a.state).map_err(|e| (a.performer, e))?;
+            self.engines.insert(a.performer, e);
+        }
+        if !step.paused && !step.stop {
+            let t = Micros(step.time_us);
+            for (&p, e) in &mut self.engines {
+                while e.next_time().is_some_and(|n| n <= t) {
+                    e.step().map_err(|err| (p, err))?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
