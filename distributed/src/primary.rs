@@ -571,3 +571,7 @@ impl<L: PrimaryLink> Primary<L> {
             .collect()
     }
 }
+
+#[cfg(test)]
+#[path = "primary_tests.rs"]
+mod tests;

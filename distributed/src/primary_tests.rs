@@ -1,0 +1,226 @@
+//! The primary against a scripted link: stale, duplicate, foreign and
+//! damaged acks, the step deadline, a secondary's failure, a lost peer.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use super::*;
+use crate::protocol::{Failure, Report};
+
+const FLEET: &str = r#"schema_version = 1
+[simulation]
+duration_s = 0.012
+[world]
+origin_lat_deg = 47.397742
+origin_lon_deg = 8.545594
+origin_alt_m = 488.0
+[[vehicles]]
+name = "a"
+spec = "iris"
+[[vehicles]]
+name = "b"
+spec = "iris"
+start_north_m = 30.0
+"#;
+
+/// What a scripted secondary does with a step.
+#[derive(Clone, Copy, PartialEq)]
+enum Quirk {
+    Answer,
+    /// Also sends the previous step's ack again (stale) and this one twice.
+    StaleAndDuplicate,
+    /// A bit flipped after sealing.
+    Damaged,
+    /// Never answers.
+    Silent,
+    /// Reports a vehicle failure.
+    Fails,
+    /// The link loses the secondary.
+    Lost,
+}
+
+struct Scripted {
+    n: u32,
+    quirk: Quirk,
+    queue: VecDeque<Ack>,
+    steps: Vec<Step>,
+}
+
+impl Scripted {
+    fn ack(&self, step: &Step, sender: u32) -> Ack {
+        // Secondary i holds vehicle i (levels: one level, so all on 0; the
+        // script answers for vehicle `sender` only when it exists).
+        let performers = if sender == 0 {
+            vec![0u32, 1]
+                .into_iter()
+                .map(|p| Report {
+                    performer: p,
+                    position_ned_m: [30.0 * p as f64, 0.0, 0.0],
+                    rows: Vec::new(),
+                    row_count: 0,
+                    state: None,
+                    can_migrate: true,
+                    summary: step.stop.then(|| "{}".to_string()),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Ack {
+            iteration: step.iteration,
+            sender,
+            time_us: step.time_us,
+            performers,
+            failure: None,
+            digest: [0; 32],
+        }
+        .sealed()
+    }
+}
+
+impl PrimaryLink for Scripted {
+    fn secondaries(&self) -> usize {
+        self.n as usize
+    }
+    fn peer_name(&self, index: u32) -> String {
+        format!("secondary {index}")
+    }
+    fn broadcast(&mut self, step: &Step) -> Result<(), LinkError> {
+        if self.quirk == Quirk::Lost && step.iteration == 2 {
+            return Err(LinkError::PeerLost {
+                peer: "secondary 1".into(),
+                reason: "its liveliness token vanished".into(),
+            });
+        }
+        for s in 0..self.n {
+            let mut a = self.ack(step, s);
+            match self.quirk {
+                Quirk::StaleAndDuplicate if step.iteration > 0 => {
+                    let stale = self.ack(self.steps.last().unwrap(), s);
+                    self.queue.push_back(stale);
+                    self.queue.push_back(a.clone());
+                }
+                Quirk::Damaged if step.iteration == 1 => {
+                    a.time_us += 1;
+                }
+                Quirk::Silent if step.iteration == 1 && s == 1 => continue,
+                Quirk::Fails if step.iteration == 1 && s == 0 => {
+                    a.failure = Some(Failure {
+                        performer: 1,
+                        message: "vehicle `b`: the autopilot crashed".into(),
+                        status: 1,
+                    });
+                    a = a.sealed();
+                }
+                _ => {}
+            }
+            self.queue.push_back(a);
+        }
+        self.steps.push(step.clone());
+        Ok(())
+    }
+    fn next_ack(&mut self, timeout: Duration) -> Result<Option<Ack>, LinkError> {
+        match self.queue.pop_front() {
+            Some(a) => Ok(Some(a)),
+            None => {
+                std::thread::sleep(timeout.min(Duration::from_millis(5)));
+                Ok(None)
+            }
+        }
+    }
+    fn control(&mut self, _: Duration) -> Result<Option<Control>, LinkError> {
+        Ok(None)
+    }
+}
+
+fn primary(quirk: Quirk) -> Primary<Scripted> {
+    let fleet = FleetScenario::from_toml_str_with(FLEET, "fleet.toml", &[]).unwrap();
+    let link = Scripted {
+        n: 2,
+        quirk,
+        queue: VecDeque::new(),
+        steps: Vec::new(),
+    };
+    Primary::new(
+        link,
+        fleet,
+        PrimaryOptions {
+            log_dir: None,
+            autopilot: "unused.so".into(),
+            step_deadline: Duration::from_millis(200),
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_run_is_one_round_per_sync_boundary_then_a_stop() {
+    let mut p = primary(Quirk::Answer);
+    let out = p.run().unwrap();
+    // 0, 4, 8, 12 ms, then stop.
+    assert_eq!(out.syncs, 4);
+    assert_eq!(out.end, Micros(12_000));
+    let steps = &p.link.steps;
+    assert_eq!(
+        steps
+            .iter()
+            .map(|s| (s.iteration, s.time_us, s.stop))
+            .collect::<Vec<_>>(),
+        vec![
+            (0, 0, false),
+            (1, 4000, false),
+            (2, 8000, false),
+            (3, 12_000, false),
+            (4, 12_000, true)
+        ]
+    );
+    // Iteration 0 gives every vehicle to the owner of its level.
+    assert_eq!(steps[0].affinity, vec![(0, 0), (1, 0)]);
+    assert_eq!(out.refused_acks, 0);
+}
+
+#[test]
+fn stale_and_duplicate_acks_are_refused() {
+    let mut p = primary(Quirk::StaleAndDuplicate);
+    let out = p.run().unwrap();
+    assert_eq!(out.syncs, 4);
+    // Per round after the first, per secondary: one stale, one duplicate
+    // (4 rounds, 2 secondaries); the last secondary's duplicate of the
+    // last round comes after the round is complete and is never read.
+    assert_eq!(out.refused_acks, 4 * 2 * 2 - 1);
+}
+
+#[test]
+fn a_damaged_ack_stops_the_run() {
+    let e = primary(Quirk::Damaged).run().unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "the ack of secondary 0 for step 1 fails its digest"
+    );
+}
+
+#[test]
+fn a_silent_secondary_misses_the_step_deadline() {
+    let e = primary(Quirk::Silent).run().unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "secondary 1 did not acknowledge step 1 within 0.2 s"
+    );
+}
+
+#[test]
+fn a_vehicle_failure_stops_the_run_with_its_status() {
+    let e = primary(Quirk::Fails).run().unwrap_err();
+    assert!(matches!(e, PrimaryError::Vehicle(_, 1)));
+    assert_eq!(e.to_string(), "vehicle `b`: the autopilot crashed");
+}
+
+#[test]
+fn a_lost_peer_stops_the_run_and_the_others_are_told() {
+    let mut p = primary(Quirk::Lost);
+    let e = p.run().unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "secondary 1 left: its liveliness token vanished"
+    );
+}
