@@ -37,6 +37,9 @@ enum Quirk {
     Fails,
     /// The link loses the secondary.
     Lost,
+    /// The vehicles fly north 10 m per ms across four levels; vehicle b's
+    /// autopilot cannot migrate.
+    Moving,
 }
 
 struct Scripted {
@@ -50,22 +53,29 @@ impl Scripted {
     fn ack(&self, step: &Step, sender: u32) -> Ack {
         // Secondary i holds vehicle i (levels: one level, so all on 0; the
         // script answers for vehicle `sender` only when it exists).
-        let performers = if sender == 0 {
-            vec![0u32, 1]
-                .into_iter()
-                .map(|p| Report {
+        let mine = |p: u32| match self.quirk {
+            Quirk::Moving => self.owner(p) == sender,
+            _ => sender == 0,
+        };
+        let performers = [0u32, 1]
+            .into_iter()
+            .filter(|p| mine(*p) || step.release.contains(p) && self.owner(*p) == sender)
+            .map(|p| {
+                let north = match self.quirk {
+                    Quirk::Moving => 30.0 * p as f64 + step.time_us as f64 * 0.01,
+                    _ => 30.0 * p as f64,
+                };
+                Report {
                     performer: p,
-                    position_ned_m: [30.0 * p as f64, 0.0, 0.0],
+                    position_ned_m: [north, 0.0, 0.0],
                     rows: Vec::new(),
                     row_count: 0,
-                    state: None,
-                    can_migrate: true,
+                    state: step.release.contains(&p).then(|| vec![7, p as u8]),
+                    can_migrate: !(self.quirk == Quirk::Moving && p == 1),
                     summary: step.stop.then(|| "{}".to_string()),
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
+                }
+            })
+            .collect();
         Ack {
             iteration: step.iteration,
             sender,
@@ -75,6 +85,19 @@ impl Scripted {
             digest: [0; 32],
         }
         .sealed()
+    }
+}
+
+impl Scripted {
+    /// The owner of vehicle `p` after the steps sent so far.
+    fn owner(&self, p: u32) -> u32 {
+        let mut owner = 0;
+        for s in &self.steps {
+            if let Some((_, o)) = s.affinity.iter().find(|(q, _)| *q == p) {
+                owner = *o;
+            }
+        }
+        owner
     }
 }
 
@@ -134,7 +157,17 @@ impl PrimaryLink for Scripted {
 }
 
 fn primary(quirk: Quirk) -> Primary<Scripted> {
-    let fleet = FleetScenario::from_toml_str_with(FLEET, "fleet.toml", &[]).unwrap();
+    let text = match quirk {
+        Quirk::Moving => FLEET
+            .replace(
+                "[[vehicles]]\nname = \"a\"",
+                "[fleet]\nlevel_grid = { north_m = [-10.0, 190.0], east_m = [-10.0, 10.0], \
+                 rows = 4, columns = 1 }\nlevel_buffer_m = 0.0\n[[vehicles]]\nname = \"a\"",
+            )
+            .replace("duration_s = 0.012", "duration_s = 0.02"),
+        _ => FLEET.to_string(),
+    };
+    let fleet = FleetScenario::from_toml_str_with(&text, "fleet.toml", &[]).unwrap();
     let link = Scripted {
         n: 2,
         quirk,
@@ -223,4 +256,41 @@ fn a_lost_peer_stops_the_run_and_the_others_are_told() {
         e.to_string(),
         "secondary 1 left: its liveliness token vanished"
     );
+}
+
+#[test]
+fn a_vehicle_changing_owner_moves_and_one_that_cannot_is_pinned() {
+    let mut p = primary(Quirk::Moving);
+    let notices = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let n = notices.clone();
+    p.on_notice(move |l| n.lock().unwrap().push(l.to_string()));
+    let out = p.run().unwrap();
+    assert_eq!(out.pinned, vec!["b".to_string()]);
+    assert_eq!(
+        notices.lock().unwrap().as_slice(),
+        [
+            "vehicle `b` stays on secondary 0: its autopilot cannot migrate (no \
+          lockstep_autopilot_snapshot)"
+        ]
+    );
+    let steps = &p.link.steps;
+    // b is never released; a is, each time its level changes owner, in a
+    // round that does not advance time, and arrives with its state at the
+    // next step.
+    assert!(steps.iter().all(|s| !s.release.contains(&1)));
+    let releases: Vec<(u64, u64)> = steps
+        .iter()
+        .filter(|s| s.release.contains(&0))
+        .map(|s| (s.iteration, s.time_us))
+        .collect();
+    assert!(!releases.is_empty());
+    for (it, t) in &releases {
+        let before = steps.iter().find(|s| s.iteration == it - 1).unwrap();
+        assert_eq!(before.time_us, *t, "a transfer round repeats the boundary");
+        let next = steps.iter().find(|s| s.iteration == it + 1).unwrap();
+        assert_eq!(next.arrivals.len(), 1);
+        assert_eq!(next.arrivals[0].state, vec![7, 0]);
+        assert!(next.affinity.contains(&(0, next.arrivals[0].to)));
+    }
+    assert_eq!(out.migrations, releases.len() as u64);
 }
