@@ -347,3 +347,51 @@ fn assert_same_vehicles(a: &serde_json::Value, b: &serde_json::Value) {
     };
     assert_eq!(strip(a), strip(b));
 }
+
+#[test]
+fn roles_refuse_what_is_not_theirs() {
+    let r = lockstep(&["fly", "--network-role", "PRIMARY"]);
+    assert_eq!(r.code(), 2);
+    assert_eq!(
+        r.stderr.trim(),
+        "lockstep fly: --network-role primary needs --network-secondaries N (at least 1)"
+    );
+    let r = lockstep(&[
+        "fly",
+        "--network-role",
+        "primary",
+        "--network-secondaries",
+        "1",
+    ]);
+    assert_eq!(r.code(), 2);
+    assert_eq!(
+        r.stderr.trim(),
+        "lockstep fly: the primary flies a fleet scenario: give its path"
+    );
+    let s = swarm();
+    let r = lockstep(&["fly", s.to_str().unwrap(), "--network-role", "secondary"]);
+    assert_eq!(r.code(), 2);
+    assert_eq!(
+        r.stderr.trim(),
+        "lockstep fly: a secondary reads the scenario from the primary: give none"
+    );
+    // Nobody there: the secondary gives up after --network-wait.
+    let run = Run::new("dist_alone");
+    let mut args = vec![
+        "fly".to_string(),
+        "--network-role".into(),
+        "secondary".into(),
+    ];
+    args.extend(run.net(false));
+    let n = args.len();
+    args[n - 1] = "1".into();
+    let r = lockstep(&args);
+    assert_eq!(r.code(), 1);
+    assert_eq!(
+        r.stderr.trim(),
+        format!(
+            "lockstep fly: the transport failed: no primary in session `{}` after 1 s",
+            run.session
+        )
+    );
+}

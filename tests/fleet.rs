@@ -267,3 +267,35 @@ fn single_vehicle_options_are_refused_for_a_fleet_and_threads_for_one_vehicle() 
         )
     );
 }
+
+#[cfg(not(feature = "distributed"))]
+#[test]
+fn a_build_without_the_distributed_feature_says_how_to_get_it() {
+    let r = lockstep(&["fly", "--network-role", "Secondary"]);
+    assert_eq!(r.code(), 2);
+    assert_eq!(
+        r.stderr.trim(),
+        "lockstep fly: this lockstep was built without distributed runs; build it with \
+         `cargo build --release --features distributed`"
+    );
+    let r = lockstep(&["ctl", "pause"]);
+    assert_eq!(r.code(), 2);
+}
+
+#[test]
+fn network_options_are_checked() {
+    let r = lockstep(&["fly", "--network-role", "tertiary"]);
+    assert_eq!(r.code(), 2);
+    assert!(
+        r.stderr
+            .contains("invalid value 'tertiary' for '--network-role <NETWORK_ROLE>': `tertiary` is not a role: primary or secondary"),
+        "{}",
+        r.stderr
+    );
+    let r = lockstep(&["fly", "--network-secondaries", "2"]);
+    assert_eq!(r.code(), 2);
+    assert_eq!(
+        r.stderr.trim(),
+        "lockstep fly: --network-secondaries and --step-deadline are for --network-role primary"
+    );
+}

@@ -39,6 +39,8 @@ pub struct Secondary<L: SecondaryLink> {
     engines: BTreeMap<u32, Engine>,
     /// Steps answered.
     pub rounds: u64,
+    /// The last step's iteration.
+    last: Option<u64>,
 }
 
 impl<L: SecondaryLink> std::fmt::Debug for Secondary<L> {
@@ -62,6 +64,7 @@ impl<L: SecondaryLink> Secondary<L> {
             isolation,
             engines: BTreeMap::new(),
             rounds: 0,
+            last: None,
         }
     }
 
@@ -90,6 +93,11 @@ impl<L: SecondaryLink> Secondary<L> {
                     return Err(e.into());
                 }
             };
+            // A step already answered (sent again) is not acted on twice.
+            if self.last.is_some_and(|l| step.iteration <= l) {
+                continue;
+            }
+            self.last = Some(step.iteration);
             if let Some(reason) = &step.abort {
                 self.close_all();
                 return Err(SecondaryError::Aborted(reason.clone()));

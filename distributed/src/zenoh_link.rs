@@ -339,7 +339,10 @@ impl PrimaryLink for ZenohPrimary {
 
 /// A secondary's end.
 pub struct ZenohSecondary {
-    _session: Session,
+    session: Session,
+    /// `ready/<index>`, said again until the first step arrives (a
+    /// declaration still on its way can miss one put).
+    ready: Option<String>,
     _token: LivelinessToken,
     primary_alive: Sub,
     primary: String,
@@ -448,7 +451,8 @@ impl ZenohSecondary {
         Ok((
             ZenohSecondary {
                 index: setup.index,
-                _session: session,
+                ready: Some(key(o, &format!("ready/{}", setup.index))),
+                session,
                 _token: token,
                 primary_alive,
                 primary: "the primary".into(),
@@ -481,12 +485,24 @@ impl SecondaryLink for ZenohSecondary {
 
     fn next_step(&mut self) -> Result<Step, LinkError> {
         loop {
+            let wait = match &self.ready {
+                Some(k) => {
+                    self.session
+                        .put(k.as_str(), Vec::<u8>::new())
+                        .congestion_control(CongestionControl::Block)
+                        .wait()
+                        .map_err(transport)?;
+                    Duration::from_millis(200)
+                }
+                None => Duration::from_secs(3600),
+            };
             let got = poll(
-                Duration::from_secs(3600),
+                wait,
                 || self.check_primary(),
                 |d| self.steps.recv_timeout(d).map_err(transport),
             )?;
             if let Some(s) = got {
+                self.ready = None;
                 return decode(&s.payload().to_bytes()).map_err(|reason| LinkError::Malformed {
                     peer: "the primary".into(),
                     reason,

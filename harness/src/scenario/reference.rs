@@ -167,8 +167,38 @@ pub fn markdown() -> String {
             }
         }
     }
+    out.push_str(FLEET);
     out
 }
+
+/// Fleet scenarios (read by `lockstep-fleet`, which checks the keys).
+const FLEET: &str = "
+## Fleet scenarios: `[[vehicles]]` and `[fleet]`
+
+A fleet scenario lists `[[vehicles]]` instead of one `[vehicle]`; every other
+section above is shared by all of them, and `[world]` must give the origin
+(`origin_lat_deg`, `origin_lon_deg`, `origin_alt_m`).
+
+### `[[vehicles]]`
+
+| key | type | meaning |
+|---|---|---|
+| `name` | string | Unique; letters, digits, `_`, `-`, `.`: the log is `<out>/<name>.csv`. (required) |
+| `spec`, `mission`, `start_north_m`, `start_east_m`, `start_yaw_deg` | | As in `[vehicle]`. |
+| `autopilot` | string | This vehicle's autopilot library, relative to the scenario (default: the run's). |
+| `radius_m` | number | Collision radius, m, in (0, 100] (default: the airframe's rotor tip radius). |
+| `events` | array | `[[vehicles.events]]`: this vehicle's own events, after the shared ones. |
+
+### `[fleet]`
+
+| key | type | meaning |
+|---|---|---|
+| `sync_period_us` | integer | The vehicles meet (separation check, distributed rounds) at every multiple: a multiple of the autopilot period (the default). |
+| `proximity_m` | number | A pair closer than this is in proximity, m (default 5). |
+| `level_grid` | table | Levels for distributed runs: `north_m`, `east_m` ([min, max]), `rows`, `columns`. |
+| `levels` | array | `[[fleet.levels]]`: levels as boxes: `name`, `north_m`, `east_m`, optional `altitude_m` (each [min, max]). |
+| `level_buffer_m` | number | A vehicle changes level once this far past its level's border, m (default 2). |
+";
 
 #[cfg(test)]
 mod tests {
