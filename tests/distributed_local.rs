@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{BUNDLED, TempDir};
+use common::{BUNDLED, TempDir, examples};
 use lockstep_abi::Isolation;
 use lockstep_distributed::{PrimaryOptions, run_local};
 use lockstep_fleet::run::{FleetOptions, log_path};
@@ -17,7 +17,7 @@ use lockstep_harness::Micros;
 use lockstep_harness::report::file_digest;
 
 fn swarm(duration_us: u64) -> FleetScenario {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/scenarios/swarm.toml");
+    let p = examples().join("scenarios/swarm.toml");
     let mut fs = FleetScenario::load(p).unwrap();
     for v in &mut fs.vehicles {
         v.scenario.duration = Micros(duration_us);

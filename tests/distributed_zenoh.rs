@@ -16,7 +16,28 @@ use common::{BUNDLED, LOCKSTEP, TempDir, lockstep};
 const LEASE_S: f64 = 1.0;
 
 fn swarm() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/scenarios/swarm.toml")
+    common::examples().join("scenarios/swarm.toml")
+}
+
+/// The swarm flown in one process for `duration` seconds into `out`: its
+/// JSON report.
+fn single_process(out: &Path, duration: &str) -> serde_json::Value {
+    let r = lockstep(&[
+        "fly",
+        swarm().to_str().unwrap(),
+        "--autopilot",
+        BUNDLED,
+        "--isolation",
+        "in-process",
+        "--duration",
+        duration,
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    // The verdicts fail before the landings: exit status 3.
+    assert_eq!(r.code(), 3, "{}", r.stderr);
+    report(&r.stdout)
 }
 
 /// A free loopback port.
@@ -189,21 +210,7 @@ fn two_secondaries_on_loopback_give_the_single_process_logs_with_migrations() {
     );
     assert_eq!(j["run"]["refused_acks"], 0);
     let single = run.dir.join("single");
-    let r = lockstep(&[
-        "fly",
-        swarm().to_str().unwrap(),
-        "--autopilot",
-        BUNDLED,
-        "--isolation",
-        "in-process",
-        "--duration",
-        "36",
-        "--out",
-        single.to_str().unwrap(),
-        "--json",
-    ]);
-    assert_eq!(r.code(), 3, "{}", r.stderr);
-    let one = report(&r.stdout);
+    let one = single_process(&single, "36");
     for k in ["encounters", "closest", "collisions", "simulated_us"] {
         assert_eq!(one[k], j[k], "{k}");
     }
@@ -317,21 +324,7 @@ fn pause_and_resume_reach_every_secondary_and_change_nothing() {
     assert!(stderr.contains("lockstep fly: paused at t = "), "{stderr}");
     assert!(stderr.contains("lockstep fly: resumed at t = "), "{stderr}");
     let j = report(&stdout);
-    let single = run.dir.join("single");
-    let r = lockstep(&[
-        "fly",
-        swarm().to_str().unwrap(),
-        "--autopilot",
-        BUNDLED,
-        "--isolation",
-        "in-process",
-        "--duration",
-        "40",
-        "--out",
-        single.to_str().unwrap(),
-        "--json",
-    ]);
-    let one = report(&r.stdout);
+    let one = single_process(&run.dir.join("single"), "40");
     assert_same_vehicles(&one, &j);
 }
 

@@ -5,17 +5,13 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{BUNDLED, TempDir, lockstep};
+use common::{BUNDLED, TempDir, examples, lockstep};
 use lockstep_abi::Isolation;
 use lockstep_fleet::run::{FleetOptions, log_path};
 use lockstep_fleet::separation::EncounterKind;
 use lockstep_fleet::{Fleet, FleetScenario};
 use lockstep_harness::report::file_digest;
 use lockstep_harness::verdict::CrashKind;
-
-fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples")
-}
 
 /// Two Iris that both hover over the origin: the one starting 6 m north
 /// flies into the other.

@@ -7,15 +7,11 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{BUNDLED, HOST, TempDir};
+use common::{BUNDLED, HOST, TempDir, examples};
 use lockstep_abi::{Isolation, IsolationOptions};
 use lockstep_fleet::run::{FleetOptions, log_path};
 use lockstep_fleet::{Fleet, FleetScenario};
 use lockstep_harness::report::file_digest;
-
-fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples")
-}
 
 /// Three vehicles in busy weather: every kind of state a vehicle carries
 /// is live when it moves.

@@ -584,3 +584,8 @@ pub fn without_report_lines(stdout: &str) -> String {
     }
     out
 }
+
+/// The repository's `examples/` directory.
+pub fn examples() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples")
+}

@@ -210,34 +210,16 @@ crate::persist::persist_fields!(SensorFault {
     bias
 });
 
-impl crate::persist::Persist for Avionics {
-    fn save(&self, w: &mut Vec<u8>) {
-        self.imu.save(w);
-        self.mag.save(w);
-        self.baro.save(w);
-        self.gps.save(w);
-        self.est.save(w);
-        self.history.save(w);
-        self.sensor_faults.save(w);
-        self.frame.save(w);
-        self.act.save(w);
-        self.pending.save(w);
-        self.pending_fresh.save(w);
-    }
-    fn load(
-        &mut self,
-        r: &mut crate::persist::Reader<'_>,
-    ) -> Result<(), crate::persist::PersistError> {
-        self.imu.load(r)?;
-        self.mag.load(r)?;
-        self.baro.load(r)?;
-        self.gps.load(r)?;
-        self.est.load(r)?;
-        self.history.load(r)?;
-        self.sensor_faults.load(r)?;
-        self.frame.load(r)?;
-        self.act.load(r)?;
-        self.pending.load(r)?;
-        self.pending_fresh.load(r)
-    }
-}
+crate::persist::persist_fields!(Avionics {
+    imu,
+    mag,
+    baro,
+    gps,
+    est,
+    history,
+    sensor_faults,
+    frame,
+    act,
+    pending,
+    pending_fresh
+});

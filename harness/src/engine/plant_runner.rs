@@ -117,25 +117,13 @@ impl PlantRunner {
 
 // The plant's running state (see crate::persist): its state vector, the
 // inputs it holds, the integrator's memory and its time.
-impl crate::persist::Persist for PlantInputs {
-    fn save(&self, w: &mut Vec<u8>) {
-        self.motor_cmd.save(w);
-        self.wind_ned_mps.save(w);
-        self.motor_enabled.save(w);
-        self.thrust_scale.save(w);
-        self.battery_connected.save(w);
-    }
-    fn load(
-        &mut self,
-        r: &mut crate::persist::Reader<'_>,
-    ) -> Result<(), crate::persist::PersistError> {
-        self.motor_cmd.load(r)?;
-        self.wind_ned_mps.load(r)?;
-        self.motor_enabled.load(r)?;
-        self.thrust_scale.load(r)?;
-        self.battery_connected.load(r)
-    }
-}
+crate::persist::persist_fields!(PlantInputs {
+    motor_cmd,
+    wind_ned_mps,
+    motor_enabled,
+    thrust_scale,
+    battery_connected
+});
 
 impl crate::persist::Persist for PlantRunner {
     fn save(&self, w: &mut Vec<u8>) {
