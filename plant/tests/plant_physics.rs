@@ -102,6 +102,37 @@ fn free_fall_with_linear_drag_matches_the_closed_form() {
 }
 
 #[test]
+fn an_external_force_accelerates_the_centre_of_mass_as_f_over_m() {
+    // No drag, rotors stopped, high above the ground: a = g + F / m, and a
+    // force of m g upwards holds the vehicle still.
+    let p = iris_with_drag([0.0; 3], [0.0; 3]);
+    let (m, g) = (p.mass_kg, p.gravity_mps2());
+    let x = p.state_at([0.0, 0.0, -500.0], [1.0, 0.0, 0.0, 0.0]);
+    let u = PlantInputs {
+        external_force_ned_n: [3.0, -1.5, -m * g],
+        ..PlantInputs::default()
+    };
+    let mut dx = vec![0.0; p.dim()];
+    p.rhs(&x, &u, &mut dx);
+    assert!((dx[3] - 3.0 / m).abs() < 1e-12, "{}", dx[3]);
+    assert!((dx[4] + 1.5 / m).abs() < 1e-12, "{}", dx[4]);
+    assert!(dx[5].abs() < 1e-12, "{}", dx[5]);
+    // Acting at the centre of mass it turns nothing.
+    assert_eq!(&dx[10..13], &[0.0; 3]);
+    // Zero force: the derivatives of no input at all, bit for bit.
+    let mut plain = vec![0.0; p.dim()];
+    p.rhs(&x, &PlantInputs::default(), &mut plain);
+    let mut zero = vec![0.0; p.dim()];
+    let u0 = PlantInputs {
+        external_force_ned_n: [0.0; 3],
+        ..PlantInputs::default()
+    };
+    p.rhs(&x, &u0, &mut zero);
+    assert_eq!(plain, zero);
+    assert!((plain[5] - g).abs() < 1e-12);
+}
+
+#[test]
 fn quadratic_drag_gives_the_closed_form_fall_and_terminal_speed() {
     // m dv/dt = m g - c v^2: v(t) = vt tanh(g t / vt), z(t) = vt^2/g ln cosh(g t / vt),
     // vt = sqrt(m g / c).

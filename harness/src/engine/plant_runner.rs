@@ -122,7 +122,8 @@ crate::persist::persist_fields!(PlantInputs {
     wind_ned_mps,
     motor_enabled,
     thrust_scale,
-    battery_connected
+    battery_connected,
+    external_force_ned_n
 });
 
 impl crate::persist::Persist for PlantRunner {

@@ -270,6 +270,9 @@ pub struct PlantInputs {
     /// Thrust (and torque) multiplier per rotor: 1 - thrust-loss fraction.
     pub thrust_scale: [f64; MAX_ROTORS],
     pub battery_connected: [bool; MAX_BATTERIES],
+    /// A force from outside the vehicle acting at its centre of mass, NED,
+    /// N (a co-simulated tether or payload); zero adds nothing.
+    pub external_force_ned_n: [f64; 3],
 }
 
 impl Default for PlantInputs {
@@ -280,6 +283,7 @@ impl Default for PlantInputs {
             motor_enabled: [true; MAX_ROTORS],
             thrust_scale: [1.0; MAX_ROTORS],
             battery_connected: [true; MAX_BATTERIES],
+            external_force_ned_n: [0.0; 3],
         }
     }
 }

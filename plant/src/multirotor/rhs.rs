@@ -382,11 +382,20 @@ impl Multirotor {
 
         // Rigid body.
         let f_r = mul(&r, &f_b);
-        let f_ned = [
+        let mut f_ned = [
             f_r[0] + f_contact[0],
             f_r[1] + f_contact[1],
             f_r[2] + f_contact[2],
         ];
+        // Skipped when zero: adding +0.0 would turn a -0.0 sum into +0.0,
+        // and a run without an external force stays the run it was, bit
+        // for bit.
+        let fx = u.external_force_ned_n;
+        if fx != [0.0; 3] {
+            for d in 0..3 {
+                f_ned[d] += fx[d];
+            }
+        }
         let a = [
             g[0] + f_ned[0] * k.inv_mass,
             g[1] + f_ned[1] * k.inv_mass,

@@ -1,0 +1,49 @@
+//! The co-simulation's errors: each names the participant, variable or
+//! transfer function concerned and, for a run, the simulated time.
+
+use lockstep_harness::Micros;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CosimError {
+    /// A system file that cannot be read or does not describe a system.
+    #[error("{file}: key `{key}`: {reason}")]
+    Config {
+        file: String,
+        key: String,
+        reason: String,
+    },
+    #[error("cannot read {path}: {reason}")]
+    Io { path: String, reason: String },
+    /// The system as assembled is inconsistent (unknown names, widths,
+    /// periods, cycles); `what` names the transfer function or participant.
+    #[error("{what}: {reason}")]
+    Build { what: String, reason: String },
+    /// A participant failed; `during` says in what (`step`, `set_input`,
+    /// `output`, `finish`).
+    #[error("participant `{participant}` failed in {during} at {time_us}: {message}")]
+    Participant {
+        participant: String,
+        during: &'static str,
+        time_us: Micros,
+        message: String,
+    },
+    #[error("transfer function `{transfer}` failed at {time_us}: {message}")]
+    Transfer {
+        transfer: String,
+        time_us: Micros,
+        message: String,
+    },
+    #[error("cannot start {threads} worker threads: {reason}")]
+    Threads { threads: usize, reason: String },
+    #[error("cannot write {path}: {reason}")]
+    Record { path: String, reason: String },
+}
+
+impl CosimError {
+    pub(crate) fn build(what: impl Into<String>, reason: impl Into<String>) -> CosimError {
+        CosimError::Build {
+            what: what.into(),
+            reason: reason.into(),
+        }
+    }
+}
