@@ -29,6 +29,7 @@ mod args;
 mod bundled;
 mod check_lib;
 mod compare;
+mod cosim;
 mod distributed;
 mod fleet;
 mod fmu;
@@ -69,6 +70,12 @@ enum Command {
         #[command(flatten)]
         net: distributed::NetArgs,
     },
+    /// Run a co-simulation (a system file): vehicles, FMUs and transfer
+    /// functions stepped together, the participants of a step in parallel,
+    /// the transfer functions between steps with a one-step delay. Writes
+    /// cosim.csv (the recorded outputs), each vehicle's log and
+    /// summary.json to --out.
+    Cosim(CosimArgs),
     /// Fly a scenario in lockstep and print a summary (wall time,
     /// real-time factor, the log's digest, the timeline, the verdict).
     Fly(FlyArgs),
@@ -321,6 +328,37 @@ struct FlyArgs {
     call_timeout: Option<f64>,
 }
 
+#[derive(Debug, clap::Args)]
+struct CosimArgs {
+    /// The system file (TOML: [cosim], [[participants]], [[transfers]]).
+    system: PathBuf,
+    /// Where the record, the vehicles' logs and summary.json go
+    /// [default: <system's stem>.cosim in the current directory].
+    #[arg(long, short)]
+    out: Option<PathBuf>,
+    /// The autopilot of vehicles whose entry names none (default: the
+    /// bundled reference autopilot).
+    #[arg(long)]
+    autopilot: Option<PathBuf>,
+    /// Step the participants one after another (the same bits as in
+    /// parallel, on one thread).
+    #[arg(long, conflicts_with = "threads")]
+    serialized: bool,
+    /// Worker threads of the parallel mode [default: the file's, else the
+    /// machine's cores].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    threads: Option<u64>,
+    /// Where vehicles' autopilots run: `process` (isolated) or `in-process`.
+    #[arg(long, value_enum, default_value_t = IsolationArg::Process)]
+    isolation: IsolationArg,
+    /// Print the summary as one JSON object instead of text.
+    #[arg(long, conflicts_with = "quiet")]
+    json: bool,
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum IsolationArg {
     Process,
@@ -351,6 +389,33 @@ fn main() -> ExitCode {
             check_lib::run(&path, Duration::from_secs_f64(call_timeout))
         }
         Command::Fly(a) => fly("fly", a),
+        Command::Cosim(a) => {
+            let autopilot = match a.autopilot.map_or_else(bundled::autopilot, Ok) {
+                Ok(p) => p,
+                Err(e) => {
+                    warn!("lockstep cosim: {e}");
+                    return run::Exit::ConfigError.into();
+                }
+            };
+            cosim::command(cosim::CosimOptions {
+                system: a.system,
+                autopilot,
+                out: a.out,
+                isolation: match a.isolation {
+                    IsolationArg::InProcess => Isolation::InProcess,
+                    IsolationArg::Process => Isolation::Process(IsolationOptions::default()),
+                },
+                serialized: a.serialized,
+                threads: a.threads.map(|t| t as usize),
+                output: if a.json {
+                    run::Output::Json
+                } else if a.quiet {
+                    run::Output::Quiet
+                } else {
+                    run::Output::Text
+                },
+            })
+        }
         Command::Ctl { command, net } => distributed::ctl(&command, &net),
         Command::Montecarlo(a) => {
             let (scenario, autopilot, overrides) = match a.flight.resolve() {

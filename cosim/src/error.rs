@@ -12,6 +12,13 @@ pub enum CosimError {
         key: String,
         reason: String,
     },
+    /// A system file's TOML: syntax (with line and column), unknown keys,
+    /// ill-typed values.
+    #[error(transparent)]
+    File(#[from] lockstep_plant::SpecError),
+    /// A participant that cannot be made (its scenario, library or FMU).
+    #[error("participant `{participant}`: {reason}")]
+    Setup { participant: String, reason: String },
     #[error("cannot read {path}: {reason}")]
     Io { path: String, reason: String },
     /// The system as assembled is inconsistent (unknown names, widths,

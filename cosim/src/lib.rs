@@ -9,14 +9,21 @@
 //! functions give Gauss–Seidel order within a step, and cycles of them are
 //! refused.
 
+pub mod assemble;
 pub mod error;
+pub mod file;
+pub mod fmu;
 pub mod participant;
+pub mod radio;
+pub mod record;
 pub mod run;
 pub mod system;
 pub mod transfer;
+pub mod vehicle;
 
 pub use error::CosimError;
 pub use participant::{FnParticipant, Participant, ParticipantError, Variable};
 pub use run::{Cosim, Mode};
 pub use system::{SystemBuilder, TransferSpec, VarRef};
 pub use transfer::{Connect, FnTransfer, Transfer};
+pub use vehicle::{VehicleOptions, VehicleParticipant};

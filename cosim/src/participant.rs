@@ -55,6 +55,16 @@ pub trait Participant: Send {
     fn outputs(&self) -> Vec<Variable>;
     /// Its inputs, in index order (fixed for its life).
     fn inputs(&self) -> Vec<Variable>;
+    /// What the user should know about this participant before it runs
+    /// (an FMU's tolerated defects), one line each.
+    fn notices(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// Refuses a step period it cannot keep (checked once, when the system
+    /// is built): a vehicle steps whole autopilot periods.
+    fn check_period(&self, _period: Micros) -> Result<(), String> {
+        Ok(())
+    }
     /// Holds `value` (the input's `len` values) on input `index` from the
     /// next step on.
     fn set_input(&mut self, index: usize, value: &[f64]) -> Result<(), ParticipantError>;

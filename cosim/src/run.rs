@@ -212,6 +212,25 @@ impl Cosim {
         self.waves
     }
 
+    /// What each participant said the user should know (an FMU's
+    /// tolerated defects), by name; only those with something to say.
+    pub fn notices(&self) -> Vec<(&str, &[String])> {
+        self.slots
+            .iter()
+            .filter(|s| !s.notices.is_empty())
+            .map(|s| (s.name.as_str(), s.notices.as_slice()))
+            .collect()
+    }
+
+    /// Each transfer function's report, by name (only those with one).
+    pub fn transfer_reports(&self) -> Vec<(String, serde_json::Value)> {
+        self.tfs
+            .iter()
+            .map(|t| (t.name.clone(), t.t.report()))
+            .filter(|(_, v)| !v.is_null())
+            .collect()
+    }
+
     /// Steps participant `i` has taken.
     pub fn steps_of(&self, i: usize) -> u64 {
         self.slots[i].steps

@@ -53,6 +53,7 @@ pub(crate) struct Slot {
     pub connected: Vec<bool>,
     pub wave: usize,
     pub steps: u64,
+    pub notices: Vec<String>,
 }
 
 pub(crate) struct TransferSlot {
@@ -206,13 +207,17 @@ impl SystemBuilder {
         for (name, period, p) in self.participants {
             let what = format!("participant `{name}`");
             let period = period_of(&what, period, step)?;
+            p.check_period(period)
+                .map_err(|r| CosimError::build(&what, r))?;
             let outputs = p.outputs();
             let inputs = p.inputs();
+            let notices = p.notices();
             check_variables(&name, "output", &outputs)?;
             check_variables(&name, "input", &inputs)?;
             let (out_off, visible) = offsets(&outputs);
             let (in_off, input_vals) = offsets(&inputs);
             slots.push(Slot {
+                notices,
                 name,
                 period,
                 connected: vec![false; inputs.len()],

@@ -16,6 +16,12 @@ pub trait Transfer: Send {
     }
 
     fn run(&mut self, t: Micros, reads: &[&[f64]], writes: &mut [Vec<f64>]) -> Result<(), String>;
+
+    /// What it has to say of the run (a radio's counts), `null` when
+    /// nothing.
+    fn report(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
 }
 
 type TransferFn = dyn FnMut(Micros, &[&[f64]], &mut [Vec<f64>]) -> Result<(), String> + Send;
@@ -43,8 +49,10 @@ impl Transfer for FnTransfer {
     }
 }
 
-/// Output k to input k, each value times `gain` plus `offset` (the widths
-/// must match).
+/// Copies what it reads to what it writes, each value times `gain` plus
+/// `offset`: the values read are laid end to end and dealt to the inputs
+/// in order, so a vector output can feed scalar inputs and back (the total
+/// widths must match).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Connect {
     pub gain: f64,
@@ -62,32 +70,26 @@ impl Default for Connect {
 
 impl Transfer for Connect {
     fn check(&self, reads: &[usize], writes: &[usize]) -> Result<(), String> {
-        if reads.len() != writes.len() {
+        let (r, w): (usize, usize) = (reads.iter().sum(), writes.iter().sum());
+        if r != w {
             return Err(format!(
-                "connects output k to input k: it reads {} outputs and writes {} inputs",
-                reads.len(),
-                writes.len()
+                "it reads {r} values and writes {w}: a connection needs as many of each"
             ));
-        }
-        for (k, (r, w)) in reads.iter().zip(writes).enumerate() {
-            if r != w {
-                return Err(format!(
-                    "output {k} has {r} values and input {k} has {w}: a connection needs equal widths"
-                ));
-            }
         }
         Ok(())
     }
 
     fn run(&mut self, _t: Micros, reads: &[&[f64]], writes: &mut [Vec<f64>]) -> Result<(), String> {
         let plain = self.gain == 1.0 && self.offset == 0.0;
-        for (r, w) in reads.iter().zip(writes.iter_mut()) {
-            if plain {
-                w.copy_from_slice(r);
-            } else {
-                for (o, i) in w.iter_mut().zip(r.iter()) {
-                    *o = self.gain * i + self.offset;
-                }
+        let mut values = reads.iter().flat_map(|r| r.iter());
+        for w in writes.iter_mut() {
+            for o in w.iter_mut() {
+                let v = *values.next().ok_or("fewer values read than written")?;
+                *o = if plain {
+                    v
+                } else {
+                    self.gain * v + self.offset
+                };
             }
         }
         Ok(())

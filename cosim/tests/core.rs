@@ -154,8 +154,8 @@ fn lorenz(mode: Mode) -> Vec<u64> {
                 let (a, b) = (i[0], i[1]);
                 let f = |s: f64| match k {
                     0 => 10.0 * (a - s),
-                    1 => s * -1.0 + b * (28.0 - a), // y' = x (28 - z) - y: a = z, b = x
-                    _ => a * b - 8.0 / 3.0 * s,     // z' = x y - 8/3 z
+                    1 => b * (28.0 - a) - s, // y' = x (28 - z) - y: a = z, b = x
+                    _ => a * b - 8.0 / 3.0 * s, // z' = x y - 8/3 z
                 };
                 let h = dt.as_secs_f64() / 10.0;
                 for _ in 0..10 {
@@ -372,7 +372,7 @@ fn a_system_that_does_not_fit_together_is_refused_naming_the_culprit() {
     .unwrap();
     assert_eq!(
         err(b.build(Mode::Serialized)),
-        "transfer function `w`: connects output k to input k: it reads 2 outputs and writes 1 inputs"
+        "transfer function `w`: it reads 2 values and writes 1: a connection needs as many of each"
     );
     let mut b = two();
     b.transfer(

@@ -171,6 +171,30 @@ pub fn file_digest(path: &Path) -> std::io::Result<String> {
     Ok(s)
 }
 
+#[derive(Debug, serde::Serialize)]
+struct VehicleOutcome<'a> {
+    passed: bool,
+    final_state: FinalState,
+    verdict: VerdictReport,
+    timeline: &'a [Entry],
+    timeline_dropped: u64,
+}
+
+/// A vehicle's outcome as one JSON object (`passed`, `final_state`,
+/// `verdict`, `timeline`, `timeline_dropped`): what a fleet or a
+/// co-simulation reports for each of its vehicles, the same whether it ran
+/// in one process or across many.
+pub fn summary_json(s: &Summary) -> String {
+    serde_json::to_string(&VehicleOutcome {
+        passed: s.verdict.passed(),
+        final_state: FinalState::of(s),
+        verdict: VerdictReport::of(s),
+        timeline: &s.timeline,
+        timeline_dropped: s.timeline_dropped,
+    })
+    .expect("a vehicle's outcome serializes")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -350,6 +350,17 @@ impl Engine {
         }
     }
 
+    /// Holds `force` (NED, N) on the vehicle's centre of mass from now on
+    /// (a co-simulated tether or payload); zero removes it.
+    pub fn set_external_force(&mut self, force: [f64; 3]) {
+        self.vehicle.physics.inputs.external_force_ned_n = force;
+    }
+
+    /// The vehicle has crashed (or collided) so far in this run.
+    pub fn crashed(&self) -> bool {
+        !self.vehicle.monitor.crashes().is_empty()
+    }
+
     /// Applies a scenario action now, as an event at the current time would
     /// (a command reaches the autopilot at its next step; a fault acts from
     /// the next boundary).

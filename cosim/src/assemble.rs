@@ -1,0 +1,154 @@
+//! From a system file to a running [`Cosim`]: each participant made (a
+//! vehicle's scenario loaded with its overrides, an FMU unpacked and
+//! loaded), each transfer function wired.
+
+use std::path::{Path, PathBuf};
+
+use lockstep_abi::Isolation;
+use lockstep_harness::scenario::Scenario;
+
+use crate::error::CosimError;
+use crate::file::{FileMode, ParticipantKind, SystemFile, TransferKind};
+use crate::participant::Participant;
+use crate::radio::{Radio, RadioLink};
+use crate::run::{Cosim, Mode};
+use crate::system::{SystemBuilder, TransferSpec};
+use crate::transfer::{Connect, Transfer};
+use crate::vehicle::{VehicleOptions, VehicleParticipant};
+
+/// What a run adds to its system file.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The autopilot of vehicles that name none.
+    pub autopilot: PathBuf,
+    pub isolation: Isolation,
+    /// Where vehicles write their flight logs (`<dir>/<name>.csv`), when
+    /// given.
+    pub log_dir: Option<PathBuf>,
+    /// Overrides the file's mode.
+    pub mode: Option<FileMode>,
+    /// Overrides the file's thread count.
+    pub threads: Option<usize>,
+}
+
+/// The thread count of a parallel run: the file's or the option's, else
+/// the machine's cores.
+pub fn threads_of(sf: &SystemFile, o: &RunOptions) -> usize {
+    o.threads
+        .or(sf.threads)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// Makes the participant declared as `kind`.
+fn participant(
+    name: &str,
+    kind: &ParticipantKind,
+    o: &RunOptions,
+) -> Result<Box<dyn Participant>, CosimError> {
+    let setup = |reason: String| CosimError::Setup {
+        participant: name.to_string(),
+        reason,
+    };
+    match kind {
+        ParticipantKind::Vehicle {
+            scenario,
+            autopilot,
+            overrides,
+            traffic_slots,
+            avoid_m,
+        } => {
+            let s = Scenario::load_with(scenario, overrides).map_err(|e| setup(e.to_string()))?;
+            let log = match (&o.log_dir, s.cadence("log")) {
+                (Some(dir), Some(_)) => Some(dir.join(format!("{name}.csv"))),
+                _ => None,
+            };
+            let ap = autopilot.as_deref().unwrap_or(&o.autopilot);
+            let v = VehicleParticipant::new(
+                &s,
+                ap,
+                log.as_deref(),
+                &o.isolation,
+                VehicleOptions {
+                    traffic_slots: *traffic_slots,
+                    avoid_m: *avoid_m,
+                },
+            )
+            .map_err(|e| setup(e.to_string()))?;
+            Ok(Box::new(v))
+        }
+        ParticipantKind::Fmu { path, start } => {
+            let f = crate::fmu::FmuParticipant::load(path, name, start)
+                .map_err(|e| setup(e.to_string()))?;
+            Ok(Box::new(f))
+        }
+    }
+}
+
+/// Builds the system of `sf`.
+pub fn assemble(sf: &SystemFile, o: &RunOptions) -> Result<Cosim, CosimError> {
+    let mut b = SystemBuilder::new(sf.step);
+    for p in &sf.participants {
+        b.participant(&p.name, p.period, participant(&p.name, &p.kind, o)?)?;
+    }
+    for t in &sf.transfers {
+        let (reads, writes, f): (Vec<String>, Vec<String>, Box<dyn Transfer>) = match &t.kind {
+            TransferKind::Connect {
+                from,
+                to,
+                gain,
+                offset,
+            } => (
+                from.clone(),
+                to.clone(),
+                Box::new(Connect {
+                    gain: *gain,
+                    offset: *offset,
+                }),
+            ),
+            TransferKind::Radio {
+                vehicles,
+                latency,
+                loss,
+                range_m,
+            } => (
+                vehicles
+                    .iter()
+                    .map(|v| format!("{v}.position_ned_m"))
+                    .collect(),
+                vehicles.iter().map(|v| format!("{v}.traffic")).collect(),
+                Box::new(Radio::new(
+                    &t.name,
+                    vehicles,
+                    RadioLink {
+                        latency: *latency,
+                        loss: *loss,
+                        range_m: *range_m,
+                    },
+                    sf.seed,
+                )),
+            ),
+        };
+        b.transfer(
+            TransferSpec {
+                name: t.name.clone(),
+                period_us: t.period,
+                same_step: t.same_step,
+                reads,
+                writes,
+            },
+            f,
+        )?;
+    }
+    let mode = match o.mode.unwrap_or(sf.mode) {
+        FileMode::Serialized => Mode::Serialized,
+        FileMode::Parallel => Mode::Parallel {
+            threads: threads_of(sf, o),
+        },
+    };
+    b.build(mode)
+}
+
+/// The path of `name`'s flight log under `dir`.
+pub fn log_path(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!("{name}.csv"))
+}
