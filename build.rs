@@ -7,6 +7,8 @@
 //!   `LOCKSTEP_AP_CAP_REENTRANT` and to refuse a second instance itself.
 //! - `LOCKSTEP_SKELETON_AUTOPILOT`: `c_examples/skeleton`, the minimal
 //!   autopilot to start from.
+//! - `LOCKSTEP_SLUNG_LOAD_FMU_BINARY`: the slung-load FMU's library
+//!   (`c_examples/slung_load_fmu`), which the CLI packs into an FMU.
 //! - `LOCKSTEP_BROKEN_DIR`: the libraries the loader must refuse, named
 //!   `<prefix>lockstep_broken_<case><suffix>`.
 
@@ -66,6 +68,25 @@ fn main() {
     println!(
         "cargo:rustc-env=LOCKSTEP_SKELETON_AUTOPILOT={}",
         skeleton.display()
+    );
+
+    // The slung-load FMU's binary (an FMU names it after its model
+    // identifier, without the `lib` prefix: the CLI packs it as
+    // binaries/<platform>/slung_load.so next to its modelDescription.xml).
+    println!("cargo:rerun-if-changed=c_examples/slung_load_fmu");
+    let fmu_dir = out.join("slung_load_fmu");
+    std::fs::create_dir_all(&fmu_dir).expect("create OUT_DIR/slung_load_fmu");
+    let slung = shared_lib(
+        "slung_load",
+        &[root.join("c_examples/slung_load_fmu/slung_load.c")],
+        &root.join("c_examples/slung_load_fmu"),
+        &[],
+        &[],
+        &fmu_dir,
+    );
+    println!(
+        "cargo:rustc-env=LOCKSTEP_SLUNG_LOAD_FMU_BINARY={}",
+        slung.display()
     );
 
     let broken_dir = out.join("broken");

@@ -128,3 +128,84 @@ pub fn default_scenario() -> io::Result<PathBuf> {
     }
     Ok(materialize()?.join("scenarios/square.toml"))
 }
+
+const SLUNG_LOAD_BINARY: &[u8] = include_bytes!(env!("LOCKSTEP_SLUNG_LOAD_FMU_BINARY"));
+const SLUNG_LOAD_DESCRIPTION: &str =
+    include_str!("../c_examples/slung_load_fmu/modelDescription.xml");
+
+/// The FMUs the binary carries (their sources in `c_examples/`), by the
+/// name a system file gives after `bundled:`.
+pub const FMUS: [&str; 1] = ["slung_load"];
+
+/// The platform folder under `binaries/` of an FMU built here.
+fn fmu_platform() -> &'static str {
+    if cfg!(all(target_os = "linux", target_arch = "aarch64")) {
+        "aarch64-linux"
+    } else if cfg!(target_os = "macos") {
+        "darwin64"
+    } else {
+        "linux64"
+    }
+}
+
+/// The bundled FMU `name` as the bytes of an `.fmu` archive (the same
+/// bytes every time: fixed entry times and order).
+fn fmu_bytes(name: &str) -> Result<Vec<u8>, String> {
+    use std::io::Write as _;
+    if name != "slung_load" {
+        return Err(format!(
+            "no bundled FMU `{name}` (bundled: {})",
+            FMUS.join(", ")
+        ));
+    }
+    let mut z = zip::ZipWriter::new(io::Cursor::new(Vec::new()));
+    let files: [(String, &[u8], u32); 2] = [
+        (
+            "modelDescription.xml".into(),
+            SLUNG_LOAD_DESCRIPTION.as_bytes(),
+            0o644,
+        ),
+        (
+            format!(
+                "binaries/{}/slung_load{}",
+                fmu_platform(),
+                std::env::consts::DLL_SUFFIX
+            ),
+            SLUNG_LOAD_BINARY,
+            0o755,
+        ),
+    ];
+    for (path, bytes, mode) in files {
+        let o = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated)
+            .unix_permissions(mode);
+        z.start_file(path.as_str(), o)
+            .and_then(|()| z.write_all(bytes).map_err(Into::into))
+            .map_err(|e| format!("packing the bundled FMU {name}: {e}"))?;
+    }
+    z.finish()
+        .map(|c| c.into_inner())
+        .map_err(|e| format!("packing the bundled FMU {name}: {e}"))
+}
+
+/// Writes the bundled FMU `name` to `out`.
+pub fn write_fmu(name: &str, out: &Path) -> Result<(), String> {
+    let bytes = fmu_bytes(name)?;
+    std::fs::write(out, bytes).map_err(|e| format!("cannot write {}: {e}", out.display()))
+}
+
+/// The bundled FMU `name`, packed once into the bundle's directory
+/// (`fmus/<name>.fmu`; rewritten when this binary carries other bytes).
+pub fn fmu(name: &str) -> Result<PathBuf, String> {
+    let bytes = fmu_bytes(name)?;
+    let dir = directory().join("fmus");
+    let path = dir.join(format!("{name}.fmu"));
+    if std::fs::read(&path).is_ok_and(|b| b == bytes) {
+        return Ok(path);
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| named(&dir, e).to_string())?;
+    let tmp = dir.join(format!(".{name}.fmu.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, &bytes).map_err(|e| named(&tmp, e).to_string())?;
+    std::fs::rename(&tmp, &path).map_err(|e| named(&path, e).to_string())?;
+    Ok(path)
+}

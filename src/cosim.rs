@@ -54,6 +54,7 @@ pub fn command(o: CosimOptions) -> ExitCode {
         log_dir: Some(out.clone()),
         mode: o.serialized.then_some(FileMode::Serialized),
         threads: o.threads,
+        bundled_fmu: Some(crate::bundled::fmu),
     };
     let mode = ro.mode.unwrap_or(sf.mode);
     let threads = match mode {

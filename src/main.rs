@@ -76,6 +76,16 @@ enum Command {
     /// cosim.csv (the recorded outputs), each vehicle's log and
     /// summary.json to --out.
     Cosim(CosimArgs),
+    /// Write an FMU that lockstep carries to a file: `slung_load` (a load on
+    /// an elastic tether, source in c_examples/slung_load_fmu). A system
+    /// file uses it directly with `path = "bundled:slung_load"`.
+    ExampleFmu {
+        /// Its name (slung_load).
+        name: String,
+        /// The .fmu file to write.
+        #[arg(short, long)]
+        out: PathBuf,
+    },
     /// Fly a scenario in lockstep and print a summary (wall time,
     /// real-time factor, the log's digest, the timeline, the verdict).
     Fly(FlyArgs),
@@ -389,6 +399,16 @@ fn main() -> ExitCode {
             check_lib::run(&path, Duration::from_secs_f64(call_timeout))
         }
         Command::Fly(a) => fly("fly", a),
+        Command::ExampleFmu { name, out } => match bundled::write_fmu(&name, &out) {
+            Ok(()) => {
+                say!("{}", out.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                warn!("lockstep example-fmu: {e}");
+                run::Exit::ConfigError.into()
+            }
+        },
         Command::Cosim(a) => {
             let autopilot = match a.autopilot.map_or_else(bundled::autopilot, Ok) {
                 Ok(p) => p,

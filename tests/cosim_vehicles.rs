@@ -20,6 +20,7 @@ fn options(mode: FileMode) -> RunOptions {
         log_dir: None,
         mode: Some(mode),
         threads: Some(2),
+        bundled_fmu: None,
     }
 }
 

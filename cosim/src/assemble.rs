@@ -16,6 +16,9 @@ use crate::system::{SystemBuilder, TransferSpec};
 use crate::transfer::{Connect, Transfer};
 use crate::vehicle::{VehicleOptions, VehicleParticipant};
 
+/// Finds the FMU a program carries by name (`bundled:NAME`).
+pub type FindBundled = fn(&str) -> Result<PathBuf, String>;
+
 /// What a run adds to its system file.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
@@ -29,6 +32,9 @@ pub struct RunOptions {
     pub mode: Option<FileMode>,
     /// Overrides the file's thread count.
     pub threads: Option<usize>,
+    /// Where a `bundled:NAME` FMU is (the program that carries them
+    /// knows); `None`: such a path is refused.
+    pub bundled_fmu: Option<FindBundled>,
 }
 
 /// The thread count of a parallel run: the file's or the option's, else
@@ -77,7 +83,19 @@ fn participant(
             Ok(Box::new(v))
         }
         ParticipantKind::Fmu { path, start } => {
-            let f = crate::fmu::FmuParticipant::load(path, name, start)
+            let bundled = path
+                .to_str()
+                .and_then(|p| p.strip_prefix(crate::file::BUNDLED_PREFIX));
+            let path = match (bundled, o.bundled_fmu) {
+                (Some(b), Some(find)) => find(b).map_err(setup)?,
+                (Some(b), None) => {
+                    return Err(setup(format!(
+                        "`bundled:{b}`: this program carries no FMUs"
+                    )));
+                }
+                (None, _) => path.clone(),
+            };
+            let f = crate::fmu::FmuParticipant::load(&path, name, start)
                 .map_err(|e| setup(e.to_string()))?;
             Ok(Box::new(f))
         }

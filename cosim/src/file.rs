@@ -25,7 +25,8 @@
 //! [[participants]]
 //! name = "load"
 //! kind = "fmu"
-//! path = "slung_load.fmu"
+//! path = "slung_load.fmu"     # an archive or an unpacked FMU directory,
+//!                             # or "bundled:slung_load" (carried by lockstep)
 //! start = { length_m = 2.0 }   # start values of its variables
 //!
 //! [[transfers]]
@@ -61,6 +62,8 @@ use crate::error::CosimError;
 use crate::system::check_participant_name;
 
 pub const SCHEMA_VERSION: u32 = 1;
+/// An fmu participant's `path` naming an FMU the program carries.
+pub const BUNDLED_PREFIX: &str = "bundled:";
 /// The most participants a system may hold.
 pub const MAX_PARTICIPANTS: usize = 1024;
 /// The most traffic slots of a vehicle.
@@ -431,10 +434,13 @@ impl SystemFile {
                         };
                         start.push((k, x));
                     }
-                    ParticipantKind::Fmu {
-                        path: dir.join(fmu),
-                        start,
-                    }
+                    // `bundled:NAME`: an FMU the program carries.
+                    let path = if fmu.to_str().is_some_and(|f| f.starts_with(BUNDLED_PREFIX)) {
+                        fmu
+                    } else {
+                        dir.join(fmu)
+                    };
+                    ParticipantKind::Fmu { path, start }
                 }
             };
             participants.push(ParticipantDecl {
