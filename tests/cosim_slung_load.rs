@@ -36,7 +36,7 @@ fn unpacked(dir: &Path) -> PathBuf {
 
 fn load(dir: &Path, start: &[(&str, f64)]) -> FmuParticipant {
     let start: Vec<(String, f64)> = start.iter().map(|(k, v)| (k.to_string(), *v)).collect();
-    FmuParticipant::load(&unpacked(dir), "load", &start).unwrap()
+    FmuParticipant::load(&unpacked(dir), "load", &start, &[]).unwrap()
 }
 
 const ATTACH: [&str; 6] = [

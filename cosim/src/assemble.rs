@@ -82,7 +82,11 @@ fn participant(
             .map_err(|e| setup(e.to_string()))?;
             Ok(Box::new(v))
         }
-        ParticipantKind::Fmu { path, start } => {
+        ParticipantKind::Fmu {
+            path,
+            start,
+            preload,
+        } => {
             let bundled = path
                 .to_str()
                 .and_then(|p| p.strip_prefix(crate::file::BUNDLED_PREFIX));
@@ -95,7 +99,7 @@ fn participant(
                 }
                 (None, _) => path.clone(),
             };
-            let f = crate::fmu::FmuParticipant::load(&path, name, start)
+            let f = crate::fmu::FmuParticipant::load(&path, name, start, preload)
                 .map_err(|e| setup(e.to_string()))?;
             Ok(Box::new(f))
         }

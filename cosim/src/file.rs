@@ -28,6 +28,9 @@
 //! path = "slung_load.fmu"     # an archive or an unpacked FMU directory,
 //!                             # or "bundled:slung_load" (carried by lockstep)
 //! start = { length_m = 2.0 }   # start values of its variables
+//! preload = ["python"]      # libraries its binary needs loaded first
+//!                           # (`python`: the libpython of python3 on PATH,
+//!                           # which FMUs built with pythonfmu call into)
 //!
 //! [[transfers]]
 //! name = "tether_in"
@@ -105,6 +108,7 @@ struct RawParticipant {
     // fmu
     path: Option<PathBuf>,
     start: Option<toml::Table>,
+    preload: Option<Vec<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -170,6 +174,8 @@ pub enum ParticipantKind {
         path: PathBuf,
         /// Start values by variable name.
         start: Vec<(String, f64)>,
+        /// Libraries loaded (symbols global) before the FMU's binary.
+        preload: Vec<String>,
     },
 }
 
@@ -208,7 +214,7 @@ pub fn vehicle_seed(master: u64, name: &str) -> u64 {
 
 /// Keys each kind takes (besides `name`, `kind`, `period_us`).
 const VEHICLE_KEYS: [&str; 5] = ["scenario", "autopilot", "set", "traffic_slots", "avoid_m"];
-const FMU_KEYS: [&str; 2] = ["path", "start"];
+const FMU_KEYS: [&str; 3] = ["path", "start", "preload"];
 const CONNECT_KEYS: [&str; 4] = ["from", "to", "gain", "offset"];
 const RADIO_KEYS: [&str; 4] = ["vehicles", "latency_us", "loss", "range_m"];
 
@@ -334,6 +340,7 @@ impl SystemFile {
                 ("avoid_m", p.avoid_m.is_some()),
                 ("path", p.path.is_some()),
                 ("start", p.start.is_some()),
+                ("preload", p.preload.is_some()),
             ];
             let (valid, kind): (&[&str], &str) = match p.kind.as_str() {
                 "vehicle" => (&VEHICLE_KEYS, "a vehicle"),
@@ -440,7 +447,11 @@ impl SystemFile {
                     } else {
                         dir.join(fmu)
                     };
-                    ParticipantKind::Fmu { path, start }
+                    ParticipantKind::Fmu {
+                        path,
+                        start,
+                        preload: p.preload.unwrap_or_default(),
+                    }
                 }
             };
             participants.push(ParticipantDecl {

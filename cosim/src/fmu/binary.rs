@@ -166,6 +166,59 @@ impl std::fmt::Debug for Instance {
 // on one participant, and `&mut self` on every call enforces it here.
 unsafe impl Send for Instance {}
 
+/// An error with its sources (libloading keeps dlerror's text in the
+/// source).
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cur = c.source();
+    }
+    s
+}
+
+/// The shared libpython of the `python3` on PATH (what FMUs built with
+/// pythonfmu call into without linking it).
+fn libpython() -> Result<String, String> {
+    let out = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import os, sysconfig; print(os.path.join(sysconfig.get_config_var('LIBDIR'), sysconfig.get_config_var('LDLIBRARY')))",
+        ])
+        .output()
+        .map_err(|e| format!("cannot run python3 to find libpython: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "python3 could not say where libpython is: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// A library loaded with its symbols global before an FMU's binary, for a
+/// binary that uses symbols it does not link (`python`: the shared
+/// libpython of the `python3` on PATH).
+#[cfg(unix)]
+pub fn preload(name: &str) -> Result<libloading::os::unix::Library, String> {
+    use libloading::os::unix::{Library, RTLD_GLOBAL, RTLD_NOW};
+    let path = if name == "python" {
+        libpython()?
+    } else {
+        name.to_string()
+    };
+    // SAFETY: as for the FMU's binary: code the user chose to run.
+    unsafe { Library::open(Some(&path), RTLD_NOW | RTLD_GLOBAL) }
+        .map_err(|e| format!("cannot preload {path}: {}", chain(&e)))
+}
+
+#[cfg(not(unix))]
+pub fn preload(name: &str) -> Result<(), String> {
+    Err(format!("preloading {name} is supported on Unix only"))
+}
+
 fn symbol<T: Copy>(lib: &libloading::Library, name: &str) -> Result<T, String> {
     // SAFETY: the symbol is one of FMI 2.0's functions, whose C signature
     // `T` spells out (see the types above); a library exporting the name
@@ -189,7 +242,7 @@ impl Instance {
         // SAFETY: loading runs the library's initialisers: an FMU is code
         // the user chose to run, as an autopilot library is.
         let lib = unsafe { libloading::Library::new(binary) }
-            .map_err(|e| format!("cannot load {}: {e}", binary.display()))?;
+            .map_err(|e| format!("cannot load {}: {}", binary.display(), chain(&e)))?;
         let f = Functions {
             instantiate: symbol(&lib, "fmi2Instantiate")?,
             free_instance: symbol(&lib, "fmi2FreeInstance")?,

@@ -101,6 +101,9 @@ pub struct FmuParticipant {
     steps: u64,
     _unpacked: Option<tempfile::TempDir>,
     location: PathBuf,
+    // Dropped after the instance (declared after it).
+    #[cfg(unix)]
+    _preloaded: Vec<libloading::os::unix::Library>,
 }
 
 impl std::fmt::Debug for FmuParticipant {
@@ -130,12 +133,23 @@ fn int_value(name: &str, v: f64, ty: ScalarType) -> Result<c_int, String> {
 impl FmuParticipant {
     /// The FMU at `path` (a `.fmu` archive or an unpacked FMU directory),
     /// instantiated as `instance`, with `start` values set on its
-    /// parameters and inputs before initialization.
+    /// parameters and inputs before initialization, after loading the
+    /// `preload` libraries.
     pub fn load(
         path: &Path,
         instance: &str,
         start: &[(String, f64)],
+        preload: &[String],
     ) -> Result<FmuParticipant, String> {
+        #[cfg(unix)]
+        let preloaded = preload
+            .iter()
+            .map(|p| binary::preload(p))
+            .collect::<Result<Vec<_>, _>>()?;
+        #[cfg(not(unix))]
+        for p in preload {
+            binary::preload(p)?;
+        }
         let (unpacked, root) = if path.is_dir() {
             (None, path.to_path_buf())
         } else {
@@ -248,6 +262,8 @@ impl FmuParticipant {
             steps: 0,
             _unpacked: unpacked,
             location: path.to_path_buf(),
+            #[cfg(unix)]
+            _preloaded: preloaded,
         };
         p.read_outputs()?;
         for (i, (v, _)) in p.outputs.iter_mut().enumerate() {
