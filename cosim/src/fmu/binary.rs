@@ -31,12 +31,22 @@ pub fn status_name(s: c_int) -> String {
 }
 
 type Component = *mut c_void;
-/// The logger as lockstep defines it: FMI declares it variadic (`...`
-/// after `message`); Rust cannot define a variadic function, so it takes
-/// the five fixed arguments, which every C calling convention lockstep
-/// runs on passes the same way to variadic and fixed functions. The
-/// message is kept as the FMU wrote it, its `%` directives unexpanded.
-type Logger = unsafe extern "C" fn(*mut c_void, *const c_char, c_int, *const c_char, *const c_char);
+/// FMI 2.0's logger: printf-style arguments follow the message.
+type Logger =
+    unsafe extern "C" fn(*mut c_void, *const c_char, c_int, *const c_char, *const c_char, ...);
+
+unsafe extern "C" {
+    /// The C shim (logger.c) that formats the message and calls
+    /// [`lockstep_cosim_fmu_log`].
+    fn lockstep_cosim_fmi2_logger(
+        env: *mut c_void,
+        instance: *const c_char,
+        status: c_int,
+        category: *const c_char,
+        message: *const c_char,
+        ...
+    );
+}
 
 #[repr(C)]
 struct CallbackFunctions {
@@ -53,31 +63,33 @@ pub struct Log {
     pub lines: Mutex<Vec<String>>,
 }
 
+/// Called by the C shim with the formatted message.
+///
 /// # Safety
-/// Called by the FMU with `env` the `Log` lockstep passed as the component
-/// environment (alive as long as the instance) and NUL-terminated strings
-/// or NULL.
-unsafe extern "C" fn logger(
+/// `env` is the `Log` lockstep passed as the component environment (alive
+/// as long as the instance) or NULL; `category` and `text` are
+/// NUL-terminated or NULL.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn lockstep_cosim_fmu_log(
     env: *mut c_void,
-    _instance: *const c_char,
     status: c_int,
     category: *const c_char,
-    message: *const c_char,
+    text: *const c_char,
 ) {
-    let text = |p: *const c_char| -> String {
+    let read = |p: *const c_char| -> String {
         if p.is_null() {
             String::new()
         } else {
-            // SAFETY: the FMU passes NUL-terminated strings (FMI 2.0,
-            // fmi2String), valid for the call.
+            // SAFETY: NUL-terminated (the caller's contract), valid for the
+            // call.
             unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
         }
     };
     let line = format!(
         "[{}] {}: {}",
         status_name(status),
-        text(category),
-        text(message)
+        read(category),
+        read(text)
     );
     // No panic may unwind into the FMU: a poisoned lock or a null
     // environment just drops the line.
@@ -260,7 +272,7 @@ impl Instance {
         };
         let log = Box::new(Log::default());
         let callbacks = Box::new(CallbackFunctions {
-            logger,
+            logger: lockstep_cosim_fmi2_logger,
             allocate_memory: allocate,
             free_memory: free,
             step_finished: None,

@@ -1,0 +1,261 @@
+//! System files: every refusal names the file, the key and the reason.
+
+use lockstep_cosim::file::{FileMode, ParticipantKind, SystemFile, TransferKind};
+use lockstep_harness::Micros;
+
+const GOOD: &str = r#"schema_version = 1
+[cosim]
+step_us = 4000
+duration_s = 2.0
+[[participants]]
+name = "a"
+kind = "vehicle"
+scenario = "a.toml"
+avoid_m = 5.0
+[[participants]]
+name = "b"
+kind = "vehicle"
+scenario = "b.toml"
+set = { vehicle = { start_east_m = 3.0 }, "simulation.seed" = 9 }
+[[participants]]
+name = "f"
+kind = "fmu"
+path = "bundled:slung_load"
+start = { length_m = 2, on = true }
+[[transfers]]
+name = "r"
+kind = "radio"
+vehicles = ["a", "b"]
+latency_us = 8000
+[[transfers]]
+name = "c"
+kind = "connect"
+from = ["a.position_ned_m"]
+to = ["f.vehicle_north_m", "f.vehicle_east_m", "f.vehicle_down_m"]
+same_step = true
+"#;
+
+fn err(text: &str) -> String {
+    SystemFile::from_toml_str(text, "/d/s.toml")
+        .unwrap_err()
+        .to_string()
+}
+
+fn with(from: &str, to: &str) -> String {
+    assert!(GOOD.contains(from), "{from}");
+    GOOD.replacen(from, to, 1)
+}
+
+#[test]
+fn a_good_file_reads_with_its_defaults() {
+    let s = SystemFile::from_toml_str(GOOD, "/d/s.toml").unwrap();
+    assert_eq!(s.step, Micros(4000));
+    assert_eq!(s.duration, Micros(2_000_000));
+    assert_eq!(s.seed, 1);
+    assert_eq!(s.mode, FileMode::Parallel);
+    assert_eq!(s.record_period, Micros(4000));
+    let ParticipantKind::Vehicle {
+        scenario,
+        overrides,
+        traffic_slots,
+        avoid_m,
+        ..
+    } = &s.participants[1].kind
+    else {
+        panic!()
+    };
+    assert_eq!(scenario.to_str(), Some("/d/b.toml"));
+    assert_eq!((*traffic_slots, *avoid_m), (8, None));
+    // Its own seed kept; the duration the system's.
+    let keys: Vec<&str> = overrides.iter().map(|o| o.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "simulation.seed",
+            "vehicle.start_east_m",
+            "simulation.duration_s"
+        ]
+    );
+    // The first vehicle's seed is derived from the system's and its name.
+    let ParticipantKind::Vehicle { overrides, .. } = &s.participants[0].kind else {
+        panic!()
+    };
+    assert_eq!(
+        overrides[0].value,
+        toml::Value::Integer(lockstep_cosim::file::vehicle_seed(1, "a") as i64 & i64::MAX)
+    );
+    let ParticipantKind::Fmu { path, start, .. } = &s.participants[2].kind else {
+        panic!()
+    };
+    assert_eq!(path.to_str(), Some("bundled:slung_load"));
+    assert_eq!(
+        start,
+        &[("length_m".to_string(), 2.0), ("on".to_string(), 1.0)]
+    );
+    assert!(matches!(
+        s.transfers[0].kind,
+        TransferKind::Radio {
+            latency: Micros(8000),
+            ..
+        }
+    ));
+    assert!(s.transfers[1].same_step);
+}
+
+#[test]
+fn every_refusal_names_the_file_and_the_key() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "step_us = 4000",
+            "step_us = 4000 x",
+            "/d/s.toml: TOML syntax error: TOML parse error at line 3, column 11",
+        ),
+        (
+            "avoid_m = 5.0",
+            "avoid = 5.0",
+            "/d/s.toml: unknown key(s) participants.0.avoid; check the spelling and the unit suffix",
+        ),
+        (
+            "schema_version = 1",
+            "schema_version = 2",
+            "/d/s.toml: key `schema_version`: 2 is not supported (this build reads 1)",
+        ),
+        (
+            "step_us = 4000",
+            "step_us = 0",
+            "/d/s.toml: key `cosim.step_us`: must be positive",
+        ),
+        (
+            "duration_s = 2.0",
+            "duration_s = 2.001",
+            "/d/s.toml: key `cosim.duration_s`: 2001000 us must be a positive multiple of the step 4000 us",
+        ),
+        (
+            "duration_s = 2.0",
+            "duration_s = 2.0\nmode = \"fast\"",
+            "/d/s.toml: key `cosim.mode`: `fast` is not a mode (parallel, serialized)",
+        ),
+        (
+            "duration_s = 2.0",
+            "duration_s = 2.0\nthreads = 0",
+            "/d/s.toml: key `cosim.threads`: must be at least 1",
+        ),
+        (
+            "duration_s = 2.0",
+            "duration_s = 2.0\nrecord_period_us = 6000",
+            "/d/s.toml: key `cosim.record_period_us`: 6000 us must be a positive multiple of the step 4000 us",
+        ),
+        (
+            "kind = \"fmu\"",
+            "kind = \"ssp\"",
+            "/d/s.toml: key `participants[2].kind`: `ssp` is not a participant kind (vehicle, fmu)",
+        ),
+        (
+            "start = { length_m = 2, on = true }",
+            "avoid_m = 3.0",
+            "/d/s.toml: key `participants[2].avoid_m`: not a key of an fmu participant (its keys: name, kind, period_us, path, start, preload)",
+        ),
+        (
+            "start = { length_m = 2, on = true }",
+            "start = { length_m = \"long\" }",
+            "/d/s.toml: key `participants[2].start.length_m`: expected a number or a boolean, found string",
+        ),
+        (
+            "scenario = \"a.toml\"\n",
+            "",
+            "/d/s.toml: key `participants[0].scenario`: a vehicle needs its scenario file",
+        ),
+        (
+            "name = \"b\"",
+            "name = \"a\"",
+            "/d/s.toml: key `participants[1].name`: `a` is taken by an earlier participant",
+        ),
+        (
+            "name = \"b\"",
+            "name = \"b.c\"",
+            "/d/s.toml: key `participants[1].name`: participant name `b.c` holds a `.` or a space (`.` separates the variable in `participant.variable`)",
+        ),
+        (
+            "avoid_m = 5.0",
+            "avoid_m = -5.0",
+            "/d/s.toml: key `participants[0].avoid_m`: -5 must be a positive distance",
+        ),
+        (
+            "avoid_m = 5.0",
+            "traffic_slots = 1000",
+            "/d/s.toml: key `participants[0].traffic_slots`: 1000; at most 256",
+        ),
+        (
+            "avoid_m = 5.0",
+            "period_us = 6000",
+            "/d/s.toml: key `participants[0].period_us`: 6000 us must be a positive multiple of the step 4000 us",
+        ),
+        (
+            "vehicles = [\"a\", \"b\"]",
+            "vehicles = [\"a\", \"f\"]",
+            "/d/s.toml: key `transfers[0].vehicles`: `f` is not a vehicle",
+        ),
+        (
+            "vehicles = [\"a\", \"b\"]",
+            "vehicles = [\"a\", \"a\"]",
+            "/d/s.toml: key `transfers[0].vehicles`: `a` is listed twice",
+        ),
+        (
+            "vehicles = [\"a\", \"b\"]",
+            "vehicles = [\"a\", \"z\"]",
+            "/d/s.toml: key `transfers[0].vehicles`: no participant `z`",
+        ),
+        (
+            "vehicles = [\"a\", \"b\"]",
+            "vehicles = [\"a\"]",
+            "/d/s.toml: key `transfers[0].vehicles`: a radio links at least two vehicles",
+        ),
+        (
+            "latency_us = 8000",
+            "loss = 1.5",
+            "/d/s.toml: key `transfers[0].loss`: 1.5 is not a probability in [0, 1]",
+        ),
+        (
+            "latency_us = 8000",
+            "range_m = -1.0",
+            "/d/s.toml: key `transfers[0].range_m`: -1 must be a positive distance",
+        ),
+        (
+            "latency_us = 8000",
+            "gain = 2.0",
+            "/d/s.toml: key `transfers[0].gain`: not a key of a radio transfer function (its keys: name, kind, period_us, same_step, vehicles, latency_us, loss, range_m)",
+        ),
+        (
+            "kind = \"connect\"",
+            "kind = \"splice\"",
+            "/d/s.toml: key `transfers[1].kind`: `splice` is not a transfer function kind (connect, radio)",
+        ),
+        (
+            "from = [\"a.position_ned_m\"]\n",
+            "",
+            "/d/s.toml: key `transfers[1].from`: a connection needs the outputs it reads",
+        ),
+        (
+            "name = \"c\"",
+            "name = \"r\"",
+            "/d/s.toml: key `transfers[1].name`: `r` is taken by an earlier transfer function",
+        ),
+    ];
+    for (from, to, want) in cases {
+        let got = err(&with(from, to));
+        assert!(
+            got.starts_with(want),
+            "{from} -> {to}:\n got: {got}\nwant: {want}"
+        );
+    }
+    assert_eq!(
+        err("schema_version = 1\n[cosim]\nstep_us = 4000\nduration_s = 1.0\n"),
+        "/d/s.toml: key `participants`: a system needs at least one [[participants]] entry"
+    );
+    assert_eq!(
+        SystemFile::load("/nonexistent/s.toml")
+            .unwrap_err()
+            .to_string(),
+        "cannot read /nonexistent/s.toml: No such file or directory (os error 2)"
+    );
+}
