@@ -109,7 +109,7 @@ fn an_external_force_accelerates_the_centre_of_mass_as_f_over_m() {
     let (m, g) = (p.mass_kg, p.gravity_mps2());
     let x = p.state_at([0.0, 0.0, -500.0], [1.0, 0.0, 0.0, 0.0]);
     let u = PlantInputs {
-        external_force_ned_n: [3.0, -1.5, -m * g],
+        external_force_ned_n: Some([3.0, -1.5, -m * g]),
         ..PlantInputs::default()
     };
     let mut dx = vec![0.0; p.dim()];
@@ -124,7 +124,7 @@ fn an_external_force_accelerates_the_centre_of_mass_as_f_over_m() {
     p.rhs(&x, &PlantInputs::default(), &mut plain);
     let mut zero = vec![0.0; p.dim()];
     let u0 = PlantInputs {
-        external_force_ned_n: [0.0; 3],
+        external_force_ned_n: Some([0.0; 3]),
         ..PlantInputs::default()
     };
     p.rhs(&x, &u0, &mut zero);

@@ -353,7 +353,7 @@ impl Engine {
     /// Holds `force` (NED, N) on the vehicle's centre of mass from now on
     /// (a co-simulated tether or payload); zero removes it.
     pub fn set_external_force(&mut self, force: [f64; 3]) {
-        self.vehicle.physics.inputs.external_force_ned_n = force;
+        self.vehicle.physics.inputs.external_force_ned_n = (force != [0.0; 3]).then_some(force);
     }
 
     /// The vehicle has crashed (or collided) so far in this run.

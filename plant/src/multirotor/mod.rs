@@ -271,8 +271,9 @@ pub struct PlantInputs {
     pub thrust_scale: [f64; MAX_ROTORS],
     pub battery_connected: [bool; MAX_BATTERIES],
     /// A force from outside the vehicle acting at its centre of mass, NED,
-    /// N (a co-simulated tether or payload); zero adds nothing.
-    pub external_force_ned_n: [f64; 3],
+    /// N (a co-simulated tether or payload). `None` when there is none: the
+    /// right-hand side then tests one tag instead of three numbers.
+    pub external_force_ned_n: Option<[f64; 3]>,
 }
 
 impl Default for PlantInputs {
@@ -283,7 +284,7 @@ impl Default for PlantInputs {
             motor_enabled: [true; MAX_ROTORS],
             thrust_scale: [1.0; MAX_ROTORS],
             battery_connected: [true; MAX_BATTERIES],
-            external_force_ned_n: [0.0; 3],
+            external_force_ned_n: None,
         }
     }
 }

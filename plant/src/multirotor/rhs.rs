@@ -387,11 +387,10 @@ impl Multirotor {
             f_r[1] + f_contact[1],
             f_r[2] + f_contact[2],
         ];
-        // Skipped when zero: adding +0.0 would turn a -0.0 sum into +0.0,
+        // Skipped when absent: adding +0.0 would turn a -0.0 sum into +0.0,
         // and a run without an external force stays the run it was, bit
         // for bit.
-        let fx = u.external_force_ned_n;
-        if fx != [0.0; 3] {
+        if let Some(fx) = u.external_force_ned_n {
             for d in 0..3 {
                 f_ned[d] += fx[d];
             }
