@@ -13,6 +13,67 @@ use lockstep_cosim::record::Recorder;
 use lockstep_harness::report::{file_digest, real_time_factor};
 
 use crate::run::{Exit, Output};
+use crate::{IsolationArg, bundled};
+
+#[derive(Debug, clap::Args)]
+pub struct CosimArgs {
+    /// The system file (TOML: [cosim], [[participants]], [[transfers]]).
+    pub system: PathBuf,
+    /// Where the record, the vehicles' logs and summary.json go
+    /// [default: <system's stem>.cosim in the current directory].
+    #[arg(long, short)]
+    pub out: Option<PathBuf>,
+    /// The autopilot of vehicles whose entry names none (default: the
+    /// bundled reference autopilot).
+    #[arg(long)]
+    pub autopilot: Option<PathBuf>,
+    /// Step the participants one after another (the same bits as in
+    /// parallel, on one thread).
+    #[arg(long, conflicts_with = "threads")]
+    pub serialized: bool,
+    /// Worker threads of the parallel mode [default: the file's, else the
+    /// machine's cores].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub threads: Option<u64>,
+    /// Where vehicles' autopilots run: `process` (isolated) or `in-process`.
+    #[arg(long, value_enum, default_value_t = IsolationArg::Process)]
+    pub isolation: IsolationArg,
+    /// Print the summary as one JSON object instead of text.
+    #[arg(long, conflicts_with = "quiet")]
+    pub json: bool,
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `lockstep cosim`: the arguments into options.
+pub fn run(a: CosimArgs) -> ExitCode {
+    let autopilot = match a.autopilot.map_or_else(bundled::autopilot, Ok) {
+        Ok(p) => p,
+        Err(e) => {
+            warn!("lockstep cosim: {e}");
+            return Exit::ConfigError.into();
+        }
+    };
+    command(CosimOptions {
+        system: a.system,
+        autopilot,
+        out: a.out,
+        isolation: match a.isolation {
+            IsolationArg::InProcess => Isolation::InProcess,
+            IsolationArg::Process => Isolation::Process(lockstep_abi::IsolationOptions::default()),
+        },
+        serialized: a.serialized,
+        threads: a.threads.map(|t| t as usize),
+        output: if a.json {
+            Output::Json
+        } else if a.quiet {
+            Output::Quiet
+        } else {
+            Output::Text
+        },
+    })
+}
 
 pub struct CosimOptions {
     pub system: PathBuf,

@@ -75,7 +75,7 @@ enum Command {
     /// the transfer functions between steps with a one-step delay. Writes
     /// cosim.csv (the recorded outputs), each vehicle's log and
     /// summary.json to --out.
-    Cosim(CosimArgs),
+    Cosim(cosim::CosimArgs),
     /// Write an FMU that lockstep carries to a file: `slung_load` (a load on
     /// an elastic tether, source in c_examples/slung_load_fmu). A system
     /// file uses it directly with `path = "bundled:slung_load"`.
@@ -338,37 +338,6 @@ struct FlyArgs {
     call_timeout: Option<f64>,
 }
 
-#[derive(Debug, clap::Args)]
-struct CosimArgs {
-    /// The system file (TOML: [cosim], [[participants]], [[transfers]]).
-    system: PathBuf,
-    /// Where the record, the vehicles' logs and summary.json go
-    /// [default: <system's stem>.cosim in the current directory].
-    #[arg(long, short)]
-    out: Option<PathBuf>,
-    /// The autopilot of vehicles whose entry names none (default: the
-    /// bundled reference autopilot).
-    #[arg(long)]
-    autopilot: Option<PathBuf>,
-    /// Step the participants one after another (the same bits as in
-    /// parallel, on one thread).
-    #[arg(long, conflicts_with = "threads")]
-    serialized: bool,
-    /// Worker threads of the parallel mode [default: the file's, else the
-    /// machine's cores].
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
-    threads: Option<u64>,
-    /// Where vehicles' autopilots run: `process` (isolated) or `in-process`.
-    #[arg(long, value_enum, default_value_t = IsolationArg::Process)]
-    isolation: IsolationArg,
-    /// Print the summary as one JSON object instead of text.
-    #[arg(long, conflicts_with = "quiet")]
-    json: bool,
-    /// Print nothing but errors.
-    #[arg(long, short)]
-    quiet: bool,
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum IsolationArg {
     Process,
@@ -409,33 +378,7 @@ fn main() -> ExitCode {
                 run::Exit::ConfigError.into()
             }
         },
-        Command::Cosim(a) => {
-            let autopilot = match a.autopilot.map_or_else(bundled::autopilot, Ok) {
-                Ok(p) => p,
-                Err(e) => {
-                    warn!("lockstep cosim: {e}");
-                    return run::Exit::ConfigError.into();
-                }
-            };
-            cosim::command(cosim::CosimOptions {
-                system: a.system,
-                autopilot,
-                out: a.out,
-                isolation: match a.isolation {
-                    IsolationArg::InProcess => Isolation::InProcess,
-                    IsolationArg::Process => Isolation::Process(IsolationOptions::default()),
-                },
-                serialized: a.serialized,
-                threads: a.threads.map(|t| t as usize),
-                output: if a.json {
-                    run::Output::Json
-                } else if a.quiet {
-                    run::Output::Quiet
-                } else {
-                    run::Output::Text
-                },
-            })
-        }
+        Command::Cosim(a) => cosim::run(a),
         Command::Ctl { command, net } => distributed::ctl(&command, &net),
         Command::Montecarlo(a) => {
             let (scenario, autopilot, overrides) = match a.flight.resolve() {

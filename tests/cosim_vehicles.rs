@@ -359,3 +359,29 @@ fn parallel_and_serialized_cosim_runs_write_the_same_bytes() {
         );
     }
 }
+
+#[test]
+fn a_vehicle_refuses_a_period_that_is_not_whole_autopilot_periods() {
+    let dir = TempDir::new("cosim-period");
+    let text = head_on(0, 0.0, 4000)
+        .replace("step_us = 4000", "step_us = 2000")
+        .replace(
+            "traffic_slots = 1\navoid_m = 25.0\n[[participants]]",
+            "traffic_slots = 1\navoid_m = 25.0\nperiod_us = 2000\n[[participants]]",
+        );
+    let e = assemble(&system(dir.path(), &text), &options(FileMode::Serialized)).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "participant `alpha`: a vehicle steps whole autopilot periods: 2000 us is not a multiple of its autopilot period 4000 us"
+    );
+    // A bundled FMU where the program carries none.
+    let text = head_on(0, 0.0, 4000).replace(
+        "[[transfers]]",
+        "[[participants]]\nname = \"load\"\nkind = \"fmu\"\npath = \"bundled:slung_load\"\n[[transfers]]",
+    );
+    let e = assemble(&system(dir.path(), &text), &options(FileMode::Serialized)).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "participant `load`: `bundled:slung_load`: this program carries no FMUs"
+    );
+}

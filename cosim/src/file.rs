@@ -352,14 +352,13 @@ impl SystemFile {
                     ));
                 }
             };
-            if let Some((k, _)) = given.iter().find(|(k, g)| *g && !valid.contains(k)) {
-                return Err(invalid(
-                    key(k),
-                    format!(
-                        "not a key of {kind} participant (its keys: name, kind, period_us, {})",
-                        valid.join(", ")
-                    ),
-                ));
+            if let Some((k, reason)) = foreign_key(
+                &given,
+                valid,
+                &format!("{kind} participant"),
+                "name, kind, period_us",
+            ) {
+                return Err(invalid(key(k), reason));
             }
             let kind = match p.kind.as_str() {
                 "vehicle" => {
@@ -496,14 +495,13 @@ impl SystemFile {
                     ));
                 }
             };
-            if let Some((k, _)) = given.iter().find(|(k, g)| *g && !valid.contains(k)) {
-                return Err(invalid(
-                    key(k),
-                    format!(
-                        "not a key of {kind} transfer function (its keys: name, kind, period_us, same_step, {})",
-                        valid.join(", ")
-                    ),
-                ));
+            if let Some((k, reason)) = foreign_key(
+                &given,
+                valid,
+                &format!("{kind} transfer function"),
+                "name, kind, period_us, same_step",
+            ) {
+                return Err(invalid(key(k), reason));
             }
             let kind = if t.kind == "connect" {
                 let from = t.from.ok_or_else(|| {
@@ -604,6 +602,28 @@ impl SystemFile {
             transfers,
         })
     }
+}
+
+/// The first key given that `valid` (the keys of this `kind`) lacks, as
+/// an error naming it and the kind's keys.
+fn foreign_key(
+    given: &[(&'static str, bool)],
+    valid: &[&str],
+    kind: &str,
+    common: &str,
+) -> Option<(&'static str, String)> {
+    given
+        .iter()
+        .find(|(k, g)| *g && !valid.contains(k))
+        .map(|(k, _)| {
+            (
+                *k,
+                format!(
+                    "not a key of {kind} (its keys: {common}, {})",
+                    valid.join(", ")
+                ),
+            )
+        })
 }
 
 /// `set` as dotted keys: `{ vehicle = { start_east_m = 1 } }` and

@@ -104,7 +104,9 @@ impl std::fmt::Debug for FnParticipant {
     }
 }
 
-fn offsets(vars: &[Variable]) -> (Vec<usize>, Vec<f64>) {
+/// Where each variable starts in a flat buffer (and one past the last),
+/// and the buffer holding their start values.
+pub(crate) fn offsets(vars: &[Variable]) -> (Vec<usize>, Vec<f64>) {
     let mut off = Vec::with_capacity(vars.len() + 1);
     let mut vals = Vec::new();
     for v in vars {

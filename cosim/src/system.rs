@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use lockstep_harness::Micros;
 
 use crate::error::CosimError;
-use crate::participant::{Participant, Variable};
+use crate::participant::{Participant, Variable, offsets};
 use crate::run::{Cosim, Mode};
 use crate::transfer::Transfer;
 
@@ -90,17 +90,6 @@ impl std::fmt::Debug for SystemBuilder {
             )
             .finish()
     }
-}
-
-fn offsets(vars: &[Variable]) -> (Vec<usize>, Vec<f64>) {
-    let mut off = Vec::with_capacity(vars.len() + 1);
-    let mut vals = Vec::new();
-    for v in vars {
-        off.push(vals.len());
-        vals.extend_from_slice(&v.start);
-    }
-    off.push(vals.len());
-    (off, vals)
 }
 
 /// A participant's name: not empty, no `.` (it separates the variable).
