@@ -34,6 +34,7 @@ mod distributed;
 mod fleet;
 mod fmu;
 mod montecarlo;
+mod orchestrate;
 mod plots;
 mod run;
 
@@ -76,6 +77,16 @@ enum Command {
     /// cosim.csv (the recorded outputs), each vehicle's log and
     /// summary.json to --out.
     Cosim(cosim::CosimArgs),
+    /// Run an orchestrated fleet (a fleet file; seed 004): models woken on
+    /// a timeline of timestamps or by data they subscribe to, cascading
+    /// within a timestamp until quiet — an order stream, no-fly zones, a
+    /// dispatcher, a battery-swap station, a KPI collector and lockstep
+    /// vehicles. Models may run in processes of their own (--process,
+    /// --remote). Writes summary.json to --out.
+    Orchestrate(orchestrate::OrchestrateArgs),
+    /// Serve one model of a fleet file to `lockstep orchestrate` over zenoh
+    /// (started by `orchestrate --process`, or by hand for `--remote`).
+    ModelHost(orchestrate::ModelHostArgs),
     /// Write an FMU that lockstep carries to a file: `slung_load` (a load on
     /// an elastic tether, source in c_examples/slung_load_fmu). A system
     /// file uses it directly with `path = "bundled:slung_load"`.
@@ -379,6 +390,8 @@ fn main() -> ExitCode {
             }
         },
         Command::Cosim(a) => cosim::run(a),
+        Command::Orchestrate(a) => orchestrate::run(a),
+        Command::ModelHost(a) => orchestrate::model_host(a),
         Command::Ctl { command, net } => distributed::ctl(&command, &net),
         Command::Montecarlo(a) => {
             let (scenario, autopilot, overrides) = match a.flight.resolve() {

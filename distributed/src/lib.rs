@@ -11,10 +11,15 @@
 //! - [`link`]: what a transport provides, and an in-process one.
 //! - `zenoh_link` (feature `zenoh`): discovery, liveliness and messages on
 //!   zenoh.
+//! - `remote` (feature `zenoh`): calls to a server in another process,
+//!   each within a deadline, its liveliness watched (the orchestrator's
+//!   model processes).
 
 pub mod link;
 pub mod primary;
 pub mod protocol;
+#[cfg(feature = "zenoh")]
+pub mod remote;
 pub mod secondary;
 #[cfg(feature = "zenoh")]
 pub mod zenoh_link;

@@ -3,10 +3,13 @@
 
 use std::fmt;
 
-/// One key of the world's data: dataset, entity group, attribute.
+/// One key of the world's data: dataset, entity group, attribute
+/// (serialized as its text, `dataset/group/attribute`, so it can key a
+/// JSON object).
 #[derive(
     Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
 )]
+#[serde(into = "String", try_from = "String")]
 pub struct Key {
     pub dataset: String,
     pub group: String,
@@ -35,6 +38,19 @@ impl Key {
             group: g,
             attribute: a,
         })
+    }
+}
+
+impl From<Key> for String {
+    fn from(k: Key) -> String {
+        k.to_string()
+    }
+}
+
+impl TryFrom<String> for Key {
+    type Error = String;
+    fn try_from(s: String) -> Result<Key, String> {
+        Key::parse(&s)
     }
 }
 

@@ -102,6 +102,12 @@ pub trait Model: Send {
     /// the updates since its last call, oldest first, each holding only
     /// the keys it subscribes to), or both.
     fn update(&mut self, at: Moment, inbox: &[Update]) -> Result<Outcome, String>;
+    /// Whether the model can still be called (a model in another process
+    /// whose process died says why); checked at every timestamp, so a dead
+    /// model ends the run even when it is not due.
+    fn alive(&self) -> Result<(), String> {
+        Ok(())
+    }
     /// The end of the run: what it has to say (`null` when nothing).
     fn finish(&mut self) -> Result<serde_json::Value, String> {
         Ok(serde_json::Value::Null)

@@ -51,6 +51,12 @@ pub enum OrchestratorError {
         passes: usize,
         producing: Vec<String>,
     },
+    #[error("model `{model}` at timestamp {timestamp}: {reason}")]
+    Gone {
+        model: String,
+        timestamp: Timestamp,
+        reason: String,
+    },
     #[error("cannot start {threads} worker threads: {reason}")]
     Threads { threads: usize, reason: String },
 }
@@ -452,6 +458,13 @@ impl Orchestrator {
         let Some(t) = self.next_timestamp() else {
             return Ok(None);
         };
+        for s in &self.slots {
+            s.model.alive().map_err(|reason| OrchestratorError::Gone {
+                model: s.name.clone(),
+                timestamp: t,
+                reason,
+            })?;
+        }
         let woken: Vec<usize> = (0..self.slots.len())
             .filter(|i| self.slots[*i].next == Some(t))
             .collect();

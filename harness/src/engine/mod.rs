@@ -356,6 +356,17 @@ impl Engine {
         self.vehicle.physics.inputs.external_force_ned_n = (force != [0.0; 3]).then_some(force);
     }
 
+    /// A battery swap at the current boundary: every pack's state of charge
+    /// set to full and its polarization relaxed, as a fresh pack would be.
+    pub fn swap_batteries(&mut self) {
+        let p = &mut self.vehicle.physics;
+        let layout = p.plant.layout;
+        for j in 0..layout.batteries {
+            p.x[layout.soc(j)] = 1.0;
+            p.x[layout.v1(j)] = 0.0;
+        }
+    }
+
     /// The vehicle has crashed (or collided) so far in this run.
     pub fn crashed(&self) -> bool {
         !self.vehicle.monitor.crashes().is_empty()

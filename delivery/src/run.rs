@@ -1,0 +1,196 @@
+//! A fleet file made into models and run by the orchestrator.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use lockstep_abi::Isolation;
+use lockstep_harness::rng::RngStreams;
+use lockstep_harness::scenario::{Override, Scenario};
+use lockstep_orchestrator::{Call, Model, Orchestrator, OrchestratorError, Stats};
+use serde_json::Value;
+
+use crate::dispatcher::Dispatcher;
+use crate::file::{FleetFile, ModelDecl, ModelKind};
+use crate::models::{Kpi, NoFlyZones, Orders, SwapStation, to_timestamps};
+use crate::vehicle::Vehicle;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("model `{model}`: {reason}")]
+    Setup { model: String, reason: String },
+    #[error(transparent)]
+    Orchestrator(#[from] OrchestratorError),
+}
+
+/// What a run adds to its fleet file.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The autopilot of vehicles that name none.
+    pub autopilot: PathBuf,
+    pub isolation: Isolation,
+    /// Threads a cascade's pass is called on (the file's, else the cores).
+    pub threads: Option<usize>,
+}
+
+/// The seed of vehicle `name`: the first 8 bytes (little-endian) of the
+/// stream key `orchestrate.vehicle.<name>` of the fleet's seed.
+pub fn vehicle_seed(master: u64, name: &str) -> u64 {
+    let key = RngStreams::new(master).stream_key(&format!("orchestrate.vehicle.{name}"));
+    u64::from_le_bytes(key[..8].try_into().expect("8 bytes"))
+}
+
+/// Makes model `d` of `ff` in this process.
+pub fn make_model(
+    ff: &FleetFile,
+    d: &ModelDecl,
+    o: &RunOptions,
+) -> Result<Box<dyn Model>, RunError> {
+    let setup = |reason: String| RunError::Setup {
+        model: d.name.clone(),
+        reason,
+    };
+    let scale = ff.info.time_scale_us;
+    Ok(match &d.kind {
+        ModelKind::Orders {
+            mean_interval_s,
+            radius_m,
+            first_s,
+            max_orders,
+        } => Box::new(Orders::new(
+            &d.name,
+            ff.seed,
+            *mean_interval_s,
+            *radius_m,
+            *first_s,
+            *max_orders,
+        )),
+        ModelKind::NoFlyZones { zones } => Box::new(NoFlyZones::new(&d.name, zones.clone())),
+        ModelKind::Dispatcher {
+            cruise_alt_m,
+            alt_step_m,
+            swap_below_soc,
+            zone_margin_m,
+        } => Box::new(Dispatcher::new(
+            *cruise_alt_m,
+            *alt_step_m,
+            *swap_below_soc,
+            *zone_margin_m,
+        )),
+        ModelKind::SwapStation { swap_s, bays } => Box::new(SwapStation::new(
+            &d.name,
+            to_timestamps(*swap_s, scale),
+            *bays,
+        )),
+        ModelKind::Kpi => Box::<Kpi>::default(),
+        ModelKind::Vehicle {
+            scenario,
+            autopilot,
+            pad_north_m,
+            pad_east_m,
+            telemetry_s,
+        } => {
+            let label = format!("models `{}` of {}", d.name, ff.path.display());
+            let duration_s = ff.info.micros(ff.info.duration) as f64 * 1e-6 + telemetry_s;
+            let set = |k: &str, v: toml::Value, why: &str| {
+                Override::new(k, v, format!("{why} ({label})"))
+            };
+            let overrides = [
+                set(
+                    "simulation.seed",
+                    toml::Value::Integer(vehicle_seed(ff.seed, &d.name) as i64 & i64::MAX),
+                    "the vehicle's seed derived from timeline.seed",
+                ),
+                set(
+                    "simulation.duration_s",
+                    toml::Value::Float(duration_s),
+                    "the timeline's duration",
+                ),
+                set(
+                    "vehicle.start_north_m",
+                    toml::Value::Float(*pad_north_m),
+                    "pad_north_m",
+                ),
+                set(
+                    "vehicle.start_east_m",
+                    toml::Value::Float(*pad_east_m),
+                    "pad_east_m",
+                ),
+            ];
+            let s = Scenario::load_with(scenario, &overrides).map_err(|e| setup(e.to_string()))?;
+            let ap: &Path = autopilot.as_deref().unwrap_or(&o.autopilot);
+            let every = to_timestamps(*telemetry_s, scale);
+            Box::new(Vehicle::new(&d.name, &s, ap, &o.isolation, every).map_err(setup)?)
+        }
+    })
+}
+
+/// The threads of a run: the option's, else the file's, else the cores.
+pub fn threads_of(ff: &FleetFile, o: &RunOptions) -> usize {
+    o.threads
+        .or(ff.threads)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// What a run did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Report {
+    pub stats: Stats,
+    /// The last timestamp processed.
+    pub last_timestamp: u64,
+    /// What each model said at the end, in id order (empty when a model
+    /// failed to finish).
+    pub models: Vec<(String, Value)>,
+    pub wall_s: f64,
+    /// What ended the run early, if anything.
+    pub error: Option<String>,
+    /// Every call, when asked for.
+    pub trace: Vec<Call>,
+}
+
+impl Report {
+    /// Model calls per second of wall time.
+    pub fn calls_per_s(&self) -> f64 {
+        self.stats.calls as f64 / self.wall_s.max(1e-9)
+    }
+}
+
+/// Runs `models` (in id order: the file's order) on `ff`'s timeline; a
+/// model's failure ends the run and is the report's `error` (every model
+/// is still finished).
+pub fn run(
+    ff: &FleetFile,
+    threads: usize,
+    models: Vec<(String, Box<dyn Model>)>,
+    trace: bool,
+) -> Result<Report, RunError> {
+    let mut orch = Orchestrator::new(ff.info, ff.pass_limit, threads)?;
+    for (name, m) in models {
+        orch.register(&name, m)?;
+    }
+    if trace {
+        orch.keep_trace();
+    }
+    let start = Instant::now();
+    let ran = loop {
+        match orch.step() {
+            Ok(Some(_)) => {}
+            Ok(None) => break Ok(()),
+            Err(e) => break Err(e),
+        }
+    };
+    let wall_s = start.elapsed().as_secs_f64();
+    let finished = orch.finish();
+    let error = match (ran, &finished) {
+        (Err(e), _) => Some(e.to_string()),
+        (Ok(()), Err(e)) => Some(e.to_string()),
+        _ => None,
+    };
+    Ok(Report {
+        stats: orch.stats(),
+        last_timestamp: orch.now().unwrap_or(ff.info.start_time),
+        models: finished.unwrap_or_default(),
+        wall_s,
+        error,
+        trace: orch.trace().to_vec(),
+    })
+}
