@@ -222,6 +222,34 @@ fn mode_3_from_c_steps_the_plant_alone_and_counts_its_work() {
     assert!(out.contains("time_us 500000 "), "{out}");
 }
 
+/// The system of the C co-simulation host.
+const C_WIND: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/cosim/c_wind.toml");
+
+#[test]
+fn a_c_callback_is_a_cosimulation_participant() {
+    let dir = TempDir::new("c-cosim");
+    let exe = dir.join("cosim");
+    compile("cosim.c", &exe, false);
+    let out = run(&exe, &[C_WIND, BUNDLED]);
+    assert!(out.contains("first step to 4000 us"), "{out}");
+    assert!(
+        out.contains("wind 3.000 0.000 0.000 m/s, 2000 calls"),
+        "{out}"
+    );
+    for line in [
+        "expected LOCKSTEP_ERR_CONFIG: external participant(s) not bound: gust",
+        "expected LOCKSTEP_ERR_ARGUMENT: participant `iris` is not external: the system makes it",
+        "has no participant `nobody`",
+        "expected LOCKSTEP_ERR_ARGUMENT: participant `gust` is bound already",
+        "expected LOCKSTEP_ERR_ARGUMENT: `gust`: participants are bound before the first step",
+        "expected LOCKSTEP_ERR_ARGUMENT: no output `iris.nothing` in the system",
+        "expected LOCKSTEP_ERR_BUFFER: `iris.position_ned_m` holds 3 values; the buffer 2",
+        "expected LOCKSTEP_ERR_ENDED: the co-simulation ended at t = 10.000000 s",
+    ] {
+        assert!(out.contains(line), "missing `{line}` in\n{out}");
+    }
+}
+
 #[test]
 fn cpp_raii_wrapper_flies_several_vehicles_at_once() {
     let dir = TempDir::new("cpp-fleet");
@@ -245,6 +273,7 @@ fn the_hosts_are_clean_under_address_and_undefined_behaviour_sanitizers() {
         ("sim.c", vec![SCENARIO, BUNDLED]),
         ("bridge.c", vec![SCENARIO, BUNDLED]),
         ("plant.c", vec!["iris", "rk4", "200"]),
+        ("cosim.c", vec![C_WIND, BUNDLED]),
     ] {
         let exe = dir.join(source.replace(".c", ""));
         compile(source, &exe, true);

@@ -8,7 +8,9 @@
 //! - [`bridge`]: an autopilot in the loop against a host-owned plant
 //!   (`lockstep_bridge`): truth in, actuator commands out;
 //! - [`plant`]: the plant alone (`lockstep_plant`), stepped with given
-//!   actuator commands.
+//!   actuator commands;
+//! - [`cosim`]: a co-simulation from a system file (`lockstep_cosim`), its
+//!   external participants stepped by the host's callbacks.
 //!
 //! Every export runs inside [`boundary::guard`] (no panic crosses into C),
 //! checks every pointer and every caller struct's size, and looks its handle
@@ -21,6 +23,7 @@ compile_error!("the handle encoding needs 64-bit pointers");
 
 pub mod boundary;
 pub mod bridge;
+pub mod cosim;
 mod options;
 pub mod plant;
 mod registry;

@@ -45,6 +45,12 @@ pub fn threads_of(sf: &SystemFile, o: &RunOptions) -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// What the program running a system provides: a participant for a
+/// declaration (`None`: make it as declared). Every `external` participant
+/// must be provided.
+pub type Provide<'a> =
+    dyn FnMut(&crate::file::ParticipantDecl) -> Option<Result<Box<dyn Participant>, String>> + 'a;
+
 /// Makes the participant declared as `kind`.
 fn participant(
     name: &str,
@@ -103,14 +109,36 @@ fn participant(
                 .map_err(|e| setup(e.to_string()))?;
             Ok(Box::new(f))
         }
+        ParticipantKind::External { .. } => Err(setup(
+            "an external participant is provided by the program that runs the system (a C host \
+             binds it with lockstep_cosim_bind); this one provides none"
+                .into(),
+        )),
     }
 }
 
 /// Builds the system of `sf`.
 pub fn assemble(sf: &SystemFile, o: &RunOptions) -> Result<Cosim, CosimError> {
+    assemble_with(sf, o, &mut |_| None)
+}
+
+/// Builds the system of `sf`, taking from `provide` the participants it
+/// gives (external ones, or any made elsewhere: another process).
+pub fn assemble_with(
+    sf: &SystemFile,
+    o: &RunOptions,
+    provide: &mut Provide<'_>,
+) -> Result<Cosim, CosimError> {
     let mut b = SystemBuilder::new(sf.step);
     for p in &sf.participants {
-        b.participant(&p.name, p.period, participant(&p.name, &p.kind, o)?)?;
+        let made = match provide(p) {
+            Some(r) => r.map_err(|reason| CosimError::Setup {
+                participant: p.name.clone(),
+                reason,
+            })?,
+            None => participant(&p.name, &p.kind, o)?,
+        };
+        b.participant(&p.name, p.period, made)?;
     }
     for t in &sf.transfers {
         let (reads, writes, f): (Vec<String>, Vec<String>, Box<dyn Transfer>) = match &t.kind {

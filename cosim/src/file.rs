@@ -32,6 +32,13 @@
 //!                           # (`python`: the libpython of python3 on PATH,
 //!                           # which FMUs built with pythonfmu call into)
 //!
+//! [[participants]]
+//! name = "thermal"
+//! kind = "external"         # provided by the program running the system
+//!                           # (a C host binds a callback: lockstep_cosim_bind)
+//! outputs = [{ name = "temperature_k", start = [293.0] }]
+//! inputs = [{ name = "heat_w", width = 1 }]
+//!
 //! [[transfers]]
 //! name = "tether_in"
 //! kind = "connect"          # values read laid end to end, dealt to the inputs
@@ -62,6 +69,7 @@ use lockstep_plant::spec::{deserialize_strict, parse_table};
 use serde::Deserialize;
 
 use crate::error::CosimError;
+use crate::participant::Variable;
 use crate::system::check_participant_name;
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -109,6 +117,20 @@ struct RawParticipant {
     path: Option<PathBuf>,
     start: Option<toml::Table>,
     preload: Option<Vec<String>>,
+    // external
+    outputs: Option<Vec<RawVariable>>,
+    inputs: Option<Vec<RawVariable>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVariable {
+    name: String,
+    /// Values (default 1; or the length of `start`).
+    width: Option<usize>,
+    /// The value held before the first step (default zeros).
+    start: Option<Vec<f64>>,
+    description: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -177,6 +199,12 @@ pub enum ParticipantKind {
         /// Libraries loaded (symbols global) before the FMU's binary.
         preload: Vec<String>,
     },
+    /// A participant the program running the system provides (a C host's
+    /// callback through the C ABI): its variables as declared.
+    External {
+        outputs: Vec<Variable>,
+        inputs: Vec<Variable>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -215,6 +243,9 @@ pub fn vehicle_seed(master: u64, name: &str) -> u64 {
 /// Keys each kind takes (besides `name`, `kind`, `period_us`).
 const VEHICLE_KEYS: [&str; 5] = ["scenario", "autopilot", "set", "traffic_slots", "avoid_m"];
 const FMU_KEYS: [&str; 3] = ["path", "start", "preload"];
+const EXTERNAL_KEYS: [&str; 2] = ["outputs", "inputs"];
+/// The most values one declared variable holds.
+const MAX_WIDTH: usize = 4096;
 const CONNECT_KEYS: [&str; 4] = ["from", "to", "gain", "offset"];
 const RADIO_KEYS: [&str; 4] = ["vehicles", "latency_us", "loss", "range_m"];
 
@@ -341,14 +372,17 @@ impl SystemFile {
                 ("path", p.path.is_some()),
                 ("start", p.start.is_some()),
                 ("preload", p.preload.is_some()),
+                ("outputs", p.outputs.is_some()),
+                ("inputs", p.inputs.is_some()),
             ];
             let (valid, kind): (&[&str], &str) = match p.kind.as_str() {
                 "vehicle" => (&VEHICLE_KEYS, "a vehicle"),
                 "fmu" => (&FMU_KEYS, "an fmu"),
+                "external" => (&EXTERNAL_KEYS, "an external"),
                 other => {
                     return Err(invalid(
                         key("kind"),
-                        format!("`{other}` is not a participant kind (vehicle, fmu)"),
+                        format!("`{other}` is not a participant kind (vehicle, fmu, external)"),
                     ));
                 }
             };
@@ -414,6 +448,65 @@ impl SystemFile {
                         traffic_slots,
                         avoid_m: p.avoid_m,
                     }
+                }
+                "external" => {
+                    let vars = |what: &str, raw: Option<Vec<RawVariable>>| {
+                        let mut out: Vec<Variable> = Vec::new();
+                        for (k, v) in raw.unwrap_or_default().into_iter().enumerate() {
+                            let vk = |f: &str| key(&format!("{what}[{k}].{f}"));
+                            if v.name.is_empty()
+                                || v.name.chars().any(|c| c.is_whitespace() || c.is_control())
+                            {
+                                return Err(invalid(
+                                    vk("name"),
+                                    format!(
+                                        "`{}`: a variable's name is not empty and holds no spaces",
+                                        v.name
+                                    ),
+                                ));
+                            }
+                            if out.iter().any(|o| o.name == v.name) {
+                                return Err(invalid(
+                                    vk("name"),
+                                    format!("`{}` is declared twice", v.name),
+                                ));
+                            }
+                            let width = match (v.width, &v.start) {
+                                (Some(w), Some(s)) if w != s.len() => {
+                                    return Err(invalid(
+                                        vk("start"),
+                                        format!("{} values for a width of {w}", s.len()),
+                                    ));
+                                }
+                                (Some(w), _) => w,
+                                (None, Some(s)) => s.len(),
+                                (None, None) => 1,
+                            };
+                            if width == 0 || width > MAX_WIDTH {
+                                return Err(invalid(
+                                    vk("width"),
+                                    format!("{width}: a variable holds 1 to {MAX_WIDTH} values"),
+                                ));
+                            }
+                            let start = v.start.unwrap_or_else(|| vec![0.0; width]);
+                            out.push(Variable {
+                                name: v.name,
+                                len: width,
+                                start,
+                                description: v.description.unwrap_or_default(),
+                            });
+                        }
+                        Ok(out)
+                    };
+                    let outputs = vars("outputs", p.outputs)?;
+                    let inputs = vars("inputs", p.inputs)?;
+                    if outputs.is_empty() && inputs.is_empty() {
+                        return Err(invalid(
+                            key("outputs"),
+                            "an external participant declares outputs or inputs".into(),
+                        ));
+                    }
+                    ParticipantKind::External { outputs, inputs }
                 }
                 _ => {
                     let fmu = p.path.ok_or_else(|| {

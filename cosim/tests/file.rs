@@ -1,5 +1,6 @@
 //! System files: every refusal names the file, the key and the reason.
 
+use lockstep_cosim::assemble::{RunOptions, assemble};
 use lockstep_cosim::file::{FileMode, ParticipantKind, SystemFile, TransferKind};
 use lockstep_harness::Micros;
 
@@ -148,7 +149,12 @@ fn every_refusal_names_the_file_and_the_key() {
         (
             "kind = \"fmu\"",
             "kind = \"ssp\"",
-            "/d/s.toml: key `participants[2].kind`: `ssp` is not a participant kind (vehicle, fmu)",
+            "/d/s.toml: key `participants[2].kind`: `ssp` is not a participant kind (vehicle, fmu, external)",
+        ),
+        (
+            "kind = \"fmu\"",
+            "kind = \"external\"",
+            "/d/s.toml: key `participants[2].path`: not a key of an external participant (its keys: name, kind, period_us, outputs, inputs)",
         ),
         (
             "start = { length_m = 2, on = true }",
@@ -257,5 +263,65 @@ fn every_refusal_names_the_file_and_the_key() {
             .unwrap_err()
             .to_string(),
         "cannot read /nonexistent/s.toml: No such file or directory (os error 2)"
+    );
+}
+
+#[test]
+fn external_participants_declare_their_variables() {
+    let head = "schema_version = 1\n[cosim]\nstep_us = 1000\nduration_s = 1.0\n[[participants]]\nname = \"x\"\nkind = \"external\"\n";
+    let s = SystemFile::from_toml_str(
+        &format!("{head}outputs = [{{ name = \"w\", start = [1.0, 2.0] }}, {{ name = \"k\" }}]\ninputs = [{{ name = \"p\", width = 3 }}]\n"),
+        "/d/s.toml",
+    )
+    .unwrap();
+    let ParticipantKind::External { outputs, inputs } = &s.participants[0].kind else {
+        panic!("{:?}", s.participants[0].kind)
+    };
+    assert_eq!(
+        (outputs[0].len, outputs[0].start.clone()),
+        (2, vec![1.0, 2.0])
+    );
+    assert_eq!((outputs[1].len, outputs[1].start.clone()), (1, vec![0.0]));
+    assert_eq!((inputs[0].len, inputs[0].start.clone()), (3, vec![0.0; 3]));
+    for (vars, expected) in [
+        (
+            "",
+            "key `participants[0].outputs`: an external participant declares outputs or inputs",
+        ),
+        (
+            "outputs = [{ name = \"w\", width = 2, start = [1.0] }]",
+            "key `participants[0].outputs[0].start`: 1 values for a width of 2",
+        ),
+        (
+            "inputs = [{ name = \"w\", width = 0 }]",
+            "key `participants[0].inputs[0].width`: 0: a variable holds 1 to 4096 values",
+        ),
+        (
+            "inputs = [{ name = \"w\" }, { name = \"w\" }]",
+            "key `participants[0].inputs[1].name`: `w` is declared twice",
+        ),
+        (
+            "inputs = [{ name = \"a b\" }]",
+            "key `participants[0].inputs[0].name`: `a b`: a variable's name is not empty and holds no spaces",
+        ),
+    ] {
+        let e = SystemFile::from_toml_str(&format!("{head}{vars}\n"), "/d/s.toml").unwrap_err();
+        assert_eq!(e.to_string(), format!("/d/s.toml: {expected}"), "{vars}");
+    }
+    // The command line has no callbacks to give it.
+    let c = assemble(
+        &s,
+        &RunOptions {
+            autopilot: "/nonexistent".into(),
+            isolation: lockstep_abi::Isolation::InProcess,
+            log_dir: None,
+            mode: None,
+            threads: None,
+            bundled_fmu: None,
+        },
+    );
+    assert_eq!(
+        c.err().unwrap().to_string(),
+        "participant `x`: an external participant is provided by the program that runs the system (a C host binds it with lockstep_cosim_bind); this one provides none"
     );
 }

@@ -493,7 +493,10 @@ impl FleetFile {
                 _ => continue,
             };
             let us = (s * 1e6).round();
-            if us < scale as f64 || !(us as u64).is_multiple_of(scale) || (us - s * 1e6).abs() > 1e-3 {
+            if us < scale as f64
+                || !(us as u64).is_multiple_of(scale)
+                || (us - s * 1e6).abs() > 1e-3
+            {
                 return Err((
                     format!("models[{i}].{k}"),
                     format!("{s} s is not a whole number of timestamps of {scale} us"),

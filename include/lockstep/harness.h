@@ -225,6 +225,12 @@ typedef int32_t lockstep_status;
 typedef struct lockstep_bridge lockstep_bridge;
 
 /**
+ * A co-simulation. Opaque: created by `lockstep_cosim_new_from_file`,
+ * released by `lockstep_cosim_free`.
+ */
+typedef struct lockstep_cosim lockstep_cosim;
+
+/**
  * Our plant on its own. Opaque: created by `lockstep_plant_new`, released
  * by `lockstep_plant_free`.
  */
@@ -407,6 +413,42 @@ typedef struct lockstep_fault {
    */
   double value;
 } lockstep_fault;
+
+/**
+ * Steps an external participant from `t_us` to `t_us + dt_us` (its period)
+ * on the inputs held over the step (`inputs`: its declared inputs' values
+ * laid end to end, `n_inputs` in all), writing its outputs at the end of
+ * the step into `outputs` (`n_outputs` values, its declared outputs' end
+ * to end; they hold their last values on entry). Returns 0, or any other
+ * value to end the run (reported as `LOCKSTEP_ERR_FAILED` with the
+ * value). Called on one of the library's worker threads; never twice at
+ * once for one participant; other participants may step at the same time.
+ */
+typedef int32_t (*lockstep_cosim_step_fn)(void *user,
+                                          uint64_t t_us,
+                                          uint64_t dt_us,
+                                          const double *inputs,
+                                          size_t n_inputs,
+                                          double *outputs,
+                                          size_t n_outputs);
+
+/**
+ * A host's implementation of an external participant.
+ */
+typedef struct lockstep_cosim_participant {
+  /**
+   * `sizeof(lockstep_cosim_participant)`.
+   */
+  uint32_t size;
+  /**
+   * Passed to `step` unchanged (may be NULL).
+   */
+  void *user;
+  /**
+   * Required.
+   */
+  lockstep_cosim_step_fn step;
+} lockstep_cosim_participant;
 
 /**
  * The plant integrator's work so far.
@@ -599,6 +641,98 @@ lockstep_status lockstep_bridge_last_error(struct lockstep_bridge *bridge,
                                            char *buf,
                                            size_t len,
                                            size_t *out_len);
+
+/**
+ * Loads the system file at `system_path` (its relative paths from its own
+ * directory); `options` gives the autopilot of vehicles that name none
+ * and where autopilots run (its log and record paths must be NULL: each
+ * vehicle's log is the system's business). On success `*out_cosim` is the
+ * new handle: bind every external participant, then step.
+ *
+ * # Safety
+ * `system_path` is NUL-terminated; `options` points to a
+ * `lockstep_options` with `size` set; `out_cosim` is writable.
+ */
+lockstep_status lockstep_cosim_new_from_file(const char *system_path,
+                                             const struct lockstep_options *options,
+                                             struct lockstep_cosim **out_cosim);
+
+/**
+ * Binds `participant` to the external participant `name` of the system
+ * (before the first step; once per participant).
+ *
+ * # Safety
+ * `name` is NUL-terminated; `participant` points to a
+ * `lockstep_cosim_participant` with `size` set, whose `step` stays
+ * callable, with its `user`, until the handle is freed.
+ */
+lockstep_status lockstep_cosim_bind(struct lockstep_cosim *cosim,
+                                    const char *name,
+                                    const struct lockstep_cosim_participant *participant);
+
+/**
+ * Steps the system once (its step, `step_us` of the system file); the
+ * first step assembles it (every external participant must be bound).
+ * `*out_time_us` (NULL: not wanted) is the time reached. After the
+ * system's duration: `LOCKSTEP_ERR_ENDED`. A participant's or transfer
+ * function's failure ends the run (`LOCKSTEP_ERR_FAILED`, with its name,
+ * what it was doing and the time in the last error).
+ *
+ * # Safety
+ * `out_time_us` is NULL or writable.
+ */
+lockstep_status lockstep_cosim_step(struct lockstep_cosim *cosim, uint64_t *out_time_us);
+
+/**
+ * Steps until the time reached is at least `t_us` (or the system's
+ * duration: then `LOCKSTEP_ERR_ENDED` once it is reached and passed).
+ */
+lockstep_status lockstep_cosim_run_until(struct lockstep_cosim *cosim, uint64_t t_us);
+
+/**
+ * The time reached, µs (0 before the first step).
+ *
+ * # Safety
+ * `out_time_us` is writable.
+ */
+lockstep_status lockstep_cosim_time(struct lockstep_cosim *cosim, uint64_t *out_time_us);
+
+/**
+ * Copies output `name` (`participant.variable`) as of the time reached
+ * into `values` (`len` doubles); `*out_len` (NULL: not wanted) is its
+ * width. Too small a buffer: `LOCKSTEP_ERR_BUFFER` with the width in
+ * `*out_len`. Before the first step: `LOCKSTEP_ERR_ARGUMENT`.
+ *
+ * # Safety
+ * `name` is NUL-terminated; `values` is NULL (with `len` 0) or valid for
+ * `len` writes; `out_len` is NULL or writable.
+ */
+lockstep_status lockstep_cosim_output(struct lockstep_cosim *cosim,
+                                      const char *name,
+                                      double *values,
+                                      size_t len,
+                                      size_t *out_len);
+
+/**
+ * Ends the run (every participant finished: logs flushed, FMUs freed) and
+ * releases the handle.
+ *
+ * # Safety
+ * `cosim` is a handle from `lockstep_cosim_new_from_file` or NULL.
+ */
+lockstep_status lockstep_cosim_free(struct lockstep_cosim *cosim);
+
+/**
+ * The message of the last error on this co-simulation, as
+ * `lockstep_thread_last_error` copies it (an empty string if none).
+ *
+ * # Safety
+ * `buf` is NULL or valid for `len` bytes; `out_len` is writable.
+ */
+lockstep_status lockstep_cosim_last_error(struct lockstep_cosim *cosim,
+                                          char *buf,
+                                          size_t len,
+                                          size_t *out_len);
 
 /**
  * Creates the plant of an aircraft at rest at the origin: `spec` is a
