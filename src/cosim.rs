@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use lockstep_abi::Isolation;
-use lockstep_cosim::assemble::{RunOptions, assemble, threads_of};
+use lockstep_cosim::assemble::{RunOptions, assemble_with, make_participant, threads_of};
 use lockstep_cosim::file::{FileMode, SystemFile};
 use lockstep_cosim::record::Recorder;
 use lockstep_harness::report::{file_digest, real_time_factor};
@@ -38,12 +38,45 @@ pub struct CosimArgs {
     /// Where vehicles' autopilots run: `process` (isolated) or `in-process`.
     #[arg(long, value_enum, default_value_t = IsolationArg::Process)]
     pub isolation: IsolationArg,
+    /// Run participant NAME in a process of its own, started here
+    /// (`lockstep participant-host`) and called over zenoh. Repeatable.
+    #[arg(long, value_name = "NAME")]
+    pub process: Vec<String>,
+    /// Call participant NAME in a process started elsewhere (`lockstep
+    /// participant-host SYSTEM --participant NAME --network-connect ...` on
+    /// this or another machine). Repeatable.
+    #[arg(long, value_name = "NAME")]
+    pub remote: Vec<String>,
+    /// Seconds a participant process may take to answer one call before
+    /// the run ends [default: 30].
+    #[arg(long, value_parser = crate::positive_seconds)]
+    pub call_deadline: Option<f64>,
+    #[command(flatten)]
+    pub net: crate::distributed::NetArgs,
     /// Print the summary as one JSON object instead of text.
     #[arg(long, conflicts_with = "quiet")]
     pub json: bool,
     /// Print nothing but errors.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ParticipantHostArgs {
+    /// The system file the participant is declared in.
+    pub system: PathBuf,
+    /// The participant to serve.
+    #[arg(long)]
+    pub participant: String,
+    /// The autopilot of a vehicle whose entry names none (default: the
+    /// bundled reference autopilot).
+    #[arg(long)]
+    pub autopilot: Option<PathBuf>,
+    /// Where a vehicle's autopilot runs.
+    #[arg(long, value_enum, default_value_t = IsolationArg::Process)]
+    pub isolation: IsolationArg,
+    #[command(flatten)]
+    pub net: crate::distributed::NetArgs,
 }
 
 /// `lockstep cosim`: the arguments into options.
@@ -65,6 +98,10 @@ pub fn run(a: CosimArgs) -> ExitCode {
         },
         serialized: a.serialized,
         threads: a.threads.map(|t| t as usize),
+        process: a.process,
+        remote: a.remote,
+        call_deadline: a.call_deadline,
+        net: a.net,
         output: if a.json {
             Output::Json
         } else if a.quiet {
@@ -82,6 +119,12 @@ pub struct CosimOptions {
     pub isolation: Isolation,
     pub serialized: bool,
     pub threads: Option<usize>,
+    pub process: Vec<String>,
+    pub remote: Vec<String>,
+    #[cfg_attr(not(feature = "distributed"), allow(dead_code))]
+    pub call_deadline: Option<f64>,
+    #[cfg_attr(not(feature = "distributed"), allow(dead_code))]
+    pub net: crate::distributed::NetArgs,
     pub output: Output,
 }
 
@@ -122,7 +165,39 @@ pub fn command(o: CosimOptions) -> ExitCode {
         FileMode::Serialized => 1,
         FileMode::Parallel => threads_of(&sf, &ro),
     };
-    let mut c = match assemble(&sf, &ro) {
+    for n in o.process.iter().chain(&o.remote) {
+        if !sf.participants.iter().any(|p| &p.name == n) {
+            let names: Vec<&str> = sf.participants.iter().map(|p| p.name.as_str()).collect();
+            return fail(
+                format!(
+                    "{} has no participant `{n}` (its participants: {})",
+                    o.system.display(),
+                    names.join(", ")
+                ),
+                Exit::ConfigError,
+            );
+        }
+    }
+    let mut processes = if o.process.is_empty() && o.remote.is_empty() {
+        None
+    } else {
+        match processes::open(&o, &sf, &ro) {
+            Ok(p) => Some(p),
+            Err(e) => return fail(e, Exit::ConfigError),
+        }
+    };
+    let assembled = assemble_with(&sf, &ro, &mut |d| {
+        let p = processes.as_mut()?;
+        if !o.process.contains(&d.name) && !o.remote.contains(&d.name) {
+            return None;
+        }
+        Some(processes::participant(
+            p,
+            &d.name,
+            d.period.unwrap_or(sf.step),
+        ))
+    });
+    let mut c = match assembled {
         Ok(c) => c,
         Err(e) => return fail(e.to_string(), Exit::ConfigError),
     };
@@ -145,6 +220,9 @@ pub fn command(o: CosimOptions) -> ExitCode {
     // Everything is finished and flushed whatever happened.
     let finished = c.finish();
     let rows = rec.finish();
+    if let Some(p) = &mut processes {
+        processes::end(p, ran.is_ok());
+    }
     let reached = c.now();
     let (participants, finish_error) = match finished {
         Ok(p) => (p, None),
@@ -243,4 +321,157 @@ pub fn command(o: CosimOptions) -> ExitCode {
         return Exit::ExpectationFailed.into();
     }
     ExitCode::SUCCESS
+}
+
+/// `lockstep participant-host`: serves one participant of a system file.
+pub fn participant_host(a: ParticipantHostArgs) -> ExitCode {
+    let fail = |msg: String, code: Exit| -> ExitCode {
+        warn!("lockstep participant-host: {msg}");
+        code.into()
+    };
+    let autopilot = match a.autopilot.clone().map_or_else(bundled::autopilot, Ok) {
+        Ok(p) => p,
+        Err(e) => return fail(e.to_string(), Exit::ConfigError),
+    };
+    let sf = match SystemFile::load(&a.system) {
+        Ok(s) => s,
+        Err(e) => return fail(e.to_string(), Exit::ConfigError),
+    };
+    let Some(d) = sf.participants.iter().find(|p| p.name == a.participant) else {
+        let names: Vec<&str> = sf.participants.iter().map(|p| p.name.as_str()).collect();
+        return fail(
+            format!(
+                "{} has no participant `{}` (its participants: {})",
+                a.system.display(),
+                a.participant,
+                names.join(", ")
+            ),
+            Exit::ConfigError,
+        );
+    };
+    let ro = RunOptions {
+        autopilot,
+        isolation: match a.isolation {
+            IsolationArg::InProcess => Isolation::InProcess,
+            IsolationArg::Process => Isolation::Process(lockstep_abi::IsolationOptions::default()),
+        },
+        log_dir: None,
+        mode: None,
+        threads: Some(1),
+        bundled_fmu: Some(crate::bundled::fmu),
+    };
+    let p = match make_participant(d, &ro) {
+        Ok(p) => p,
+        Err(e) => return fail(e.to_string(), Exit::ConfigError),
+    };
+    match processes::host(p, &a.participant, &a.net) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(
+            format!("participant `{}`: {e}", a.participant),
+            Exit::RunError,
+        ),
+    }
+}
+
+#[cfg(not(feature = "distributed"))]
+mod processes {
+    use super::*;
+    use lockstep_cosim::Participant;
+
+    const NO_ZENOH: &str = "this lockstep was built without participant processes (zenoh); \
+                            build it with `cargo build --release --features distributed`";
+
+    pub struct Processes;
+
+    pub fn open(_: &CosimOptions, _: &SystemFile, _: &RunOptions) -> Result<Processes, String> {
+        Err(format!("--process/--remote: {NO_ZENOH}"))
+    }
+
+    pub fn participant(
+        _: &mut Processes,
+        _: &str,
+        _: lockstep_harness::Micros,
+    ) -> Result<Box<dyn Participant>, String> {
+        Err(NO_ZENOH.into())
+    }
+
+    pub fn end(_: &mut Processes, _: bool) {}
+
+    pub fn host(
+        _: Box<dyn Participant>,
+        _: &str,
+        _: &crate::distributed::NetArgs,
+    ) -> Result<(), String> {
+        Err(NO_ZENOH.into())
+    }
+}
+
+#[cfg(feature = "distributed")]
+mod processes {
+    use lockstep_cosim::Participant;
+    use lockstep_cosim::wire::{RemoteParticipant, Transport, answer};
+    use lockstep_distributed::remote::{Flow, Link, Processes, RemoteError, Server};
+
+    use super::*;
+    use crate::processes::{Hosted, net_options, spawn_all};
+
+    pub fn open(o: &CosimOptions, sf: &SystemFile, ro: &RunOptions) -> Result<Processes, String> {
+        spawn_all(&Hosted {
+            verb: "cosim",
+            host_command: "participant-host",
+            name_flag: "--participant",
+            what: "participant",
+            file: &sf.file,
+            net: &o.net,
+            deadline: o.call_deadline,
+            process: &o.process,
+            remote: &o.remote,
+            autopilot: &ro.autopilot,
+            isolation: &ro.isolation,
+        })
+    }
+
+    /// A participant's process as the system calls it.
+    #[derive(Debug)]
+    struct LinkTransport(Link);
+
+    impl Transport for LinkTransport {
+        fn call(&mut self, request: Vec<u8>) -> Result<Vec<u8>, String> {
+            self.0.call(request).map_err(|e| match e {
+                RemoteError::Refused(m) => m,
+                other => other.to_string(),
+            })
+        }
+    }
+
+    pub fn participant(
+        p: &mut Processes,
+        name: &str,
+        period: lockstep_harness::Micros,
+    ) -> Result<Box<dyn Participant>, String> {
+        let link = p.link(name, &format!("participant `{name}`"))?;
+        Ok(Box::new(RemoteParticipant::connect(
+            LinkTransport(link),
+            period,
+        )?))
+    }
+
+    pub fn end(p: &mut Processes, finished: bool) {
+        p.end(finished);
+    }
+
+    pub fn host(
+        mut participant: Box<dyn Participant>,
+        name: &str,
+        n: &crate::distributed::NetArgs,
+    ) -> Result<(), String> {
+        let (net, wait) = net_options(n);
+        let server = Server::open(&net, name).map_err(|e| e.to_string())?;
+        server
+            .serve(wait, |request| {
+                let (reply, last) = answer(participant.as_mut(), request);
+                (reply, if last { Flow::Stop } else { Flow::Continue })
+            })
+            .map_err(|e| e.to_string())
+    }
 }

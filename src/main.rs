@@ -36,6 +36,8 @@ mod fmu;
 mod montecarlo;
 mod orchestrate;
 mod plots;
+#[cfg(feature = "distributed")]
+mod processes;
 mod run;
 
 #[derive(Debug, Parser)]
@@ -84,6 +86,9 @@ enum Command {
     /// vehicles. Models may run in processes of their own (--process,
     /// --remote). Writes summary.json to --out.
     Orchestrate(orchestrate::OrchestrateArgs),
+    /// Serve one participant of a system file to `lockstep cosim` over
+    /// zenoh (started by `cosim --process`, or by hand for `--remote`).
+    ParticipantHost(cosim::ParticipantHostArgs),
     /// Serve one model of a fleet file to `lockstep orchestrate` over zenoh
     /// (started by `orchestrate --process`, or by hand for `--remote`).
     ModelHost(orchestrate::ModelHostArgs),
@@ -391,6 +396,7 @@ fn main() -> ExitCode {
         },
         Command::Cosim(a) => cosim::run(a),
         Command::Orchestrate(a) => orchestrate::run(a),
+        Command::ParticipantHost(a) => cosim::participant_host(a),
         Command::ModelHost(a) => orchestrate::model_host(a),
         Command::Ctl { command, net } => distributed::ctl(&command, &net),
         Command::Montecarlo(a) => {

@@ -316,98 +316,30 @@ mod processes {
 
 #[cfg(feature = "distributed")]
 mod processes {
-    use std::time::Duration;
-
-    use lockstep_delivery::process::{ProcessOptions, Processes, host as serve};
-    use lockstep_distributed::zenoh_link::NetOptions;
+    use lockstep_delivery::process::host as serve;
+    use lockstep_distributed::remote::Processes;
 
     use super::*;
+    use crate::processes::{Hosted, net_options, spawn_all};
 
-    fn lease(n: &NetArgs) -> Duration {
-        Duration::from_secs_f64(n.network_lease.unwrap_or(1.0))
-    }
-
-    fn wait(n: &NetArgs) -> Duration {
-        Duration::from_secs_f64(n.network_wait.unwrap_or(60.0))
-    }
-
-    /// The orchestrator's session: its endpoints (a free port on the
-    /// loopback when none is given), a session name of its own when only
-    /// started processes join; the children started.
     pub fn open(a: &OrchestrateArgs, ff: &FleetFile, ro: &RunOptions) -> Result<Processes, String> {
-        let n = &a.net;
-        let mut listen = n.network_listen.clone();
-        if listen.is_empty() && n.network_connect.is_empty() {
-            let port = std::net::TcpListener::bind("127.0.0.1:0")
-                .and_then(|l| l.local_addr())
-                .map_err(|e| format!("cannot find a free port on the loopback: {e}"))?
-                .port();
-            listen.push(format!("tcp/127.0.0.1:{port}"));
-        }
-        let session = if a.remote.is_empty() && n.network_session == "lockstep" {
-            format!("lockstep-orchestrate-{}", std::process::id())
-        } else {
-            n.network_session.clone()
-        };
-        let net = NetOptions {
-            session: session.clone(),
-            listen: listen.clone(),
-            connect: n.network_connect.clone(),
-            multicast: false,
-            lease: lease(n),
-        };
-        let mut p = Processes::open(ProcessOptions {
-            net,
-            deadline: Duration::from_secs_f64(a.call_deadline.unwrap_or(30.0)),
-            wait: wait(n),
-        })?;
-        // Children connect where this one listens (a wildcard address is
-        // reached on the loopback).
-        let connect: Vec<String> = listen
-            .iter()
-            .map(|e| e.replace("0.0.0.0", "127.0.0.1"))
-            .collect();
-        let exe = std::env::current_exe()
-            .map_err(|e| format!("cannot find this program to start model processes: {e}"))?;
-        for name in &a.process {
-            let mut args = vec![
-                "model-host".to_string(),
-                ff.path.display().to_string(),
-                "--model".into(),
-                name.clone(),
-                "--autopilot".into(),
-                ro.autopilot.display().to_string(),
-                "--isolation".into(),
-                match ro.isolation {
-                    Isolation::InProcess => "in-process".into(),
-                    Isolation::Process(_) => "process".into(),
-                },
-                "--network-session".into(),
-                session.clone(),
-                "--network-lease".into(),
-                lease(n).as_secs_f64().to_string(),
-                "--network-wait".into(),
-                wait(n).as_secs_f64().to_string(),
-            ];
-            for c in &connect {
-                args.push("--network-connect".into());
-                args.push(c.clone());
-            }
-            let pid = p.spawn(name, &exe, &args)?;
-            warn!("lockstep orchestrate: model `{name}` runs in process {pid}");
-        }
-        if !a.remote.is_empty() {
-            warn!(
-                "lockstep orchestrate: waiting for model(s) {} in session `{session}` at {}",
-                a.remote.join(", "),
-                listen.join(", ")
-            );
-        }
-        Ok(p)
+        spawn_all(&Hosted {
+            verb: "orchestrate",
+            host_command: "model-host",
+            name_flag: "--model",
+            file: &ff.path,
+            net: &a.net,
+            deadline: a.call_deadline,
+            process: &a.process,
+            remote: &a.remote,
+            autopilot: &ro.autopilot,
+            isolation: &ro.isolation,
+            what: "model",
+        })
     }
 
     pub fn model(p: &mut Processes, name: &str) -> Result<Box<dyn Model>, String> {
-        p.model(name)
+        lockstep_delivery::process::model(p, name)
     }
 
     pub fn end(p: &mut Processes, finished: bool) {
@@ -415,13 +347,7 @@ mod processes {
     }
 
     pub fn host(ff: &FleetFile, name: &str, ro: &RunOptions, n: &NetArgs) -> Result<(), String> {
-        let net = NetOptions {
-            session: n.network_session.clone(),
-            listen: n.network_listen.clone(),
-            connect: n.network_connect.clone(),
-            multicast: n.network_listen.is_empty() && n.network_connect.is_empty(),
-            lease: lease(n),
-        };
-        serve(ff, name, ro, &net, wait(n))
+        let (net, wait) = net_options(n);
+        serve(ff, name, ro, &net, wait)
     }
 }

@@ -253,6 +253,25 @@ fn the_command_line_refuses_what_it_cannot_run() {
         refused(&["orchestrate", f, "--process", "kpi", "-o", "/tmp/x"]),
         "lockstep orchestrate: --process/--remote: this lockstep was built without model processes (zenoh); build it with `cargo build --release --features distributed`"
     );
+    #[cfg(not(feature = "distributed"))]
+    assert_eq!(
+        refused(&[
+            "cosim",
+            common::examples()
+                .join("cosim/radio_swarm.toml")
+                .to_str()
+                .unwrap(),
+            "--process",
+            "alpha",
+            "-o",
+            "/tmp/x"
+        ]),
+        "lockstep cosim: --process/--remote: this lockstep was built without participant processes (zenoh); build it with `cargo build --release --features distributed`"
+    );
+    assert!(
+        refused(&["cosim", common::examples().join("cosim/radio_swarm.toml").to_str().unwrap(), "--remote", "zulu", "-o", "/tmp/x"])
+            .ends_with("radio_swarm.toml has no participant `zulu` (its participants: alpha, bravo, charlie, delta)")
+    );
     let dir = TempDir::new("orchestrate-refusals");
     let bad = dir.join("bad.toml");
     std::fs::write(&bad, "schema_version = 1\n[timeline]\nreference_unix_s = 0.0\ntime_scale_us = 100000\nduration_s = 1.05\n[[models]]\nname = \"k\"\nkind = \"kpi\"\n").unwrap();

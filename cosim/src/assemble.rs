@@ -51,6 +51,14 @@ pub fn threads_of(sf: &SystemFile, o: &RunOptions) -> usize {
 pub type Provide<'a> =
     dyn FnMut(&crate::file::ParticipantDecl) -> Option<Result<Box<dyn Participant>, String>> + 'a;
 
+/// Makes participant `d` as declared (in this process).
+pub fn make_participant(
+    d: &crate::file::ParticipantDecl,
+    o: &RunOptions,
+) -> Result<Box<dyn Participant>, CosimError> {
+    participant(&d.name, &d.kind, o)
+}
+
 /// Makes the participant declared as `kind`.
 fn participant(
     name: &str,

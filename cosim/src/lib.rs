@@ -20,6 +20,7 @@ pub mod run;
 pub mod system;
 pub mod transfer;
 pub mod vehicle;
+pub mod wire;
 
 pub use error::CosimError;
 pub use participant::{FnParticipant, Participant, ParticipantError, Variable};

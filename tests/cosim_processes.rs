@@ -1,0 +1,135 @@
+//! Co-simulation participants in their own processes over zenoh (feature
+//! `distributed`): the same record, byte for byte, as in one process; a
+//! participant process killed (kill -9) or stopped (SIGSTOP) ends the run
+//! within the lease, naming it, with the record written to the last step.
+#![cfg(feature = "distributed")]
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::sys as sig;
+use common::{BUNDLED, LOCKSTEP, TempDir};
+
+fn system(dir: &TempDir, duration: &str) -> PathBuf {
+    let src = common::examples().join("cosim");
+    let text = std::fs::read_to_string(src.join("radio_swarm.toml"))
+        .unwrap()
+        .replacen("duration_s = 45.0", &format!("duration_s = {duration}"), 1);
+    // The system's files, beside it.
+    std::fs::copy(src.join("vehicle.toml"), dir.join("vehicle.toml")).unwrap();
+    std::fs::create_dir_all(dir.join("missions")).unwrap();
+    for e in std::fs::read_dir(src.join("missions")).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), dir.join("missions").join(e.file_name())).unwrap();
+    }
+    let p = dir.join("swarm.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn cosim(system: &Path, out: &Path, extra: &[&str]) -> Command {
+    let mut c = Command::new(LOCKSTEP);
+    c.args([
+        "cosim",
+        "--isolation",
+        "in-process",
+        "--autopilot",
+        BUNDLED,
+        "-q",
+        "-o",
+    ])
+    .arg(out)
+    .arg(system)
+    .args(["--network-lease", "1"])
+    .args(extra);
+    c
+}
+
+#[test]
+fn participants_in_their_own_processes_give_the_same_record() {
+    let dir = TempDir::new("cosim-proc-same");
+    let s = system(&dir, "6.0");
+    for (out, extra) in [
+        ("here", vec![]),
+        ("apart", vec!["--process", "bravo", "--process", "delta"]),
+    ] {
+        let o = cosim(&s, &dir.join(out), &extra).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    for f in ["cosim.csv", "alpha.csv"] {
+        let a = std::fs::read(dir.join("here").join(f)).unwrap();
+        let b = std::fs::read(dir.join("apart").join(f)).unwrap();
+        assert!(a.len() > 1000 && a == b, "{f} differs");
+    }
+}
+
+fn lose_a_participant(name: &str, signal: i32) {
+    let dir = TempDir::new(name);
+    let s = system(&dir, "3600.0");
+    let out = dir.join("out");
+    let mut child = cosim(&s, &out, &["--process", "charlie"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let pid: u32 = first
+        .strip_prefix("lockstep cosim: participant `charlie` runs in process ")
+        .unwrap_or_else(|| panic!("{first}"))
+        .parse()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+    sig::send(pid, signal).unwrap();
+    let sent = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(sent.elapsed() < Duration::from_secs(6), "no end within 6 s");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let took = sent.elapsed();
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    assert_eq!(status.code(), Some(1), "{rest:?}");
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    let last = rest.last().cloned().unwrap_or_default();
+    assert!(
+        last.starts_with("lockstep cosim: participant `charlie` failed in step at ")
+            && last.contains(&format!(
+                "the process of participant `charlie` (pid {pid}) left: its liveliness token vanished"
+            )),
+        "{last}"
+    );
+    // The record holds every step up to the failure.
+    let record = std::fs::read_to_string(out.join("cosim.csv")).unwrap();
+    let rows = record.lines().count();
+    assert!(rows > 20, "{rows} rows");
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let reached = s["reached_us"].as_u64().unwrap();
+    // A row every 100 ms (the file's record period), from time 0.
+    assert_eq!(
+        (rows - 1) as u64,
+        reached / 100_000 + 1,
+        "rows vs reached {reached}"
+    );
+    assert!(
+        sig::send(pid, 0).is_err(),
+        "charlie's process {pid} is still there"
+    );
+}
+
+#[test]
+fn a_killed_participant_process_ends_the_run_within_the_lease() {
+    lose_a_participant("cosim-proc-kill", libc::SIGKILL);
+}
+
+#[test]
+fn a_stopped_participant_process_ends_the_run_within_the_lease() {
+    lose_a_participant("cosim-proc-stop", libc::SIGSTOP);
+}
