@@ -6,13 +6,12 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::sys as sig;
-use common::{BUNDLED, LOCKSTEP, TempDir};
+use common::{BUNDLED, LOCKSTEP, TempDir, signal_its_child};
 
 fn system(dir: &TempDir, duration: &str) -> PathBuf {
     let src = common::examples().join("cosim");
@@ -71,30 +70,12 @@ fn lose_a_participant(name: &str, signal: i32) {
     let dir = TempDir::new(name);
     let s = system(&dir, "3600.0");
     let out = dir.join("out");
-    let mut child = cosim(&s, &out, &["--process", "charlie"])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let first = lines.next().unwrap().unwrap();
-    let pid: u32 = first
-        .strip_prefix("lockstep cosim: participant `charlie` runs in process ")
-        .unwrap_or_else(|| panic!("{first}"))
-        .parse()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(2500));
-    assert!(child.try_wait().unwrap().is_none(), "the run ended early");
-    sig::send(pid, signal).unwrap();
-    let sent = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(sent.elapsed() < Duration::from_secs(6), "no end within 6 s");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let took = sent.elapsed();
-    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let r = signal_its_child(
+        cosim(&s, &out, &["--process", "charlie"]).stdout(Stdio::null()),
+        "lockstep cosim: participant `charlie` runs in process ",
+        signal,
+    );
+    let (pid, status, took, rest) = (r.pid, r.status, r.took, r.stderr);
     assert_eq!(status.code(), Some(1), "{rest:?}");
     assert!(took < Duration::from_secs(3), "took {took:?}");
     let last = rest.last().cloned().unwrap_or_default();

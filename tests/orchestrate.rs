@@ -347,6 +347,25 @@ fn fleet_files_are_refused_with_their_key() {
         e.to_string(),
         "f.toml: unknown key(s) models.0.colour; check the spelling and the unit suffix"
     );
+    // Too large to be a fleet file, or not there.
+    let dir = TempDir::new("orchestrate-big");
+    let big = dir.join("big.toml");
+    let n = lockstep_harness::scenario::MAX_SCENARIO_BYTES + 1;
+    std::fs::write(&big, vec![b'#'; n as usize]).unwrap();
+    assert_eq!(
+        FleetFile::load(&big).unwrap_err().to_string(),
+        format!(
+            "cannot read fleet file {}: {n} bytes; a fleet file may hold at most {}",
+            big.display(),
+            n - 1
+        )
+    );
+    assert!(
+        FleetFile::load(dir.join("none.toml"))
+            .unwrap_err()
+            .to_string()
+            .ends_with("none.toml: No such file or directory (os error 2)")
+    );
     // A vehicle whose scenario has no origin cannot place missions.
     let dir = TempDir::new("orchestrate-origin");
     let text = std::fs::read_to_string(example("vehicle.toml")).unwrap();

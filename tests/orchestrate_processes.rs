@@ -7,13 +7,12 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::sys as sig;
-use common::{LOCKSTEP, TempDir};
+use common::{LOCKSTEP, TempDir, signal_its_child};
 use serde_json::Value;
 
 fn example(name: &str) -> PathBuf {
@@ -77,35 +76,12 @@ fn lose_the_dispatcher(name: &str, signal: i32) {
     let dir = TempDir::new(name);
     let f = fleet(&dir, &[("duration_s = 900.0", "duration_s = 36000.0")]);
     let out = dir.join("out");
-    let mut child = orchestrate(&f, &out, &["--process", "dispatcher"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let first = lines.next().unwrap().unwrap();
-    let pid: u32 = first
-        .strip_prefix("lockstep orchestrate: model `dispatcher` runs in process ")
-        .unwrap_or_else(|| panic!("{first}"))
-        .parse()
-        .unwrap();
-    // Let the run get going (orders, missions).
-    std::thread::sleep(Duration::from_millis(2500));
-    assert!(child.try_wait().unwrap().is_none(), "the run ended early");
-    sig::send(pid, signal).unwrap();
-    let sent = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            sent.elapsed() < Duration::from_secs(6),
-            "the run did not end within 6 s of the signal"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let took = sent.elapsed();
-    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let r = signal_its_child(
+        orchestrate(&f, &out, &["--process", "dispatcher"]).stdout(Stdio::null()),
+        "lockstep orchestrate: model `dispatcher` runs in process ",
+        signal,
+    );
+    let (pid, status, took, rest) = (r.pid, r.status, r.took, r.stderr);
     let last = rest.last().cloned().unwrap_or_default();
     assert_eq!(status.code(), Some(1), "{rest:?}");
     // Liveliness: the lease (1 s) plus the zenoh's detection and the

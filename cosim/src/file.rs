@@ -64,7 +64,7 @@ use std::path::{Path, PathBuf};
 
 use lockstep_harness::Micros;
 use lockstep_harness::rng::RngStreams;
-use lockstep_harness::scenario::{MAX_SCENARIO_BYTES, Override};
+use lockstep_harness::scenario::{Override, read_bounded};
 use lockstep_plant::spec::{deserialize_strict, parse_table};
 use serde::Deserialize;
 
@@ -252,19 +252,10 @@ const RADIO_KEYS: [&str; 4] = ["vehicles", "latency_us", "loss", "range_m"];
 impl SystemFile {
     pub fn load(path: impl AsRef<Path>) -> Result<SystemFile, CosimError> {
         let path = path.as_ref();
-        let io = |reason: String| CosimError::Io {
+        let text = read_bounded(path, "system").map_err(|reason| CosimError::Io {
             path: path.display().to_string(),
             reason,
-        };
-        let size = std::fs::metadata(path)
-            .map_err(|e| io(e.to_string()))?
-            .len();
-        if size > MAX_SCENARIO_BYTES {
-            return Err(io(format!(
-                "{size} bytes; a system file may hold at most {MAX_SCENARIO_BYTES}"
-            )));
-        }
-        let text = std::fs::read_to_string(path).map_err(|e| io(e.to_string()))?;
+        })?;
         SystemFile::from_toml_str(&text, path)
     }
 

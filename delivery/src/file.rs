@@ -17,7 +17,7 @@
 
 use std::path::{Path, PathBuf};
 
-use lockstep_harness::scenario::MAX_SCENARIO_BYTES;
+use lockstep_harness::scenario::read_bounded;
 use lockstep_orchestrator::{TimelineInfo, Timestamp};
 use lockstep_plant::spec::{deserialize_strict, parse_table};
 use serde::Deserialize;
@@ -241,19 +241,10 @@ pub fn check_name(name: &str) -> Result<(), String> {
 impl FleetFile {
     pub fn load(path: impl AsRef<Path>) -> Result<FleetFile, FileError> {
         let path = path.as_ref();
-        let io = |reason: String| FileError::Io {
+        let text = read_bounded(path, "fleet").map_err(|reason| FileError::Io {
             path: path.display().to_string(),
             reason,
-        };
-        let size = std::fs::metadata(path)
-            .map_err(|e| io(e.to_string()))?
-            .len();
-        if size > MAX_SCENARIO_BYTES {
-            return Err(io(format!(
-                "{size} bytes; a fleet file may hold at most {MAX_SCENARIO_BYTES}"
-            )));
-        }
-        let text = std::fs::read_to_string(path).map_err(|e| io(e.to_string()))?;
+        })?;
         FleetFile::from_toml_str(&text, path)
     }
 

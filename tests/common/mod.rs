@@ -589,3 +589,48 @@ pub fn without_report_lines(stdout: &str) -> String {
 pub fn examples() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples")
 }
+
+/// What became of a run whose child process was signalled.
+#[derive(Debug)]
+pub struct Signalled {
+    /// The child's process id (from the run's first stderr line).
+    pub pid: u32,
+    pub status: std::process::ExitStatus,
+    /// From the signal to the run's end.
+    pub took: std::time::Duration,
+    /// The run's stderr after its first line.
+    pub stderr: Vec<String>,
+}
+
+/// Starts `cmd` (stderr piped), whose first stderr line is `<prefix><pid>`
+/// (a process it started), lets it run 2.5 s, sends `signal` to that
+/// process and waits at most 6 s for the run to end.
+pub fn signal_its_child(cmd: &mut std::process::Command, prefix: &str, signal: i32) -> Signalled {
+    use std::io::{BufRead, BufReader};
+    use std::time::{Duration, Instant};
+    let mut child = cmd.stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let pid: u32 = first
+        .strip_prefix(prefix)
+        .unwrap_or_else(|| panic!("{first}"))
+        .parse()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+    sys::send(pid, signal).unwrap();
+    let sent = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(sent.elapsed() < Duration::from_secs(6), "no end within 6 s");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Signalled {
+        pid,
+        status,
+        took: sent.elapsed(),
+        stderr: lines.map_while(Result::ok).collect(),
+    }
+}

@@ -163,6 +163,19 @@ const DEFAULT_CADENCES_US: [(&str, u64); 8] = [
     ("wind", 10_000),
 ];
 
+/// The text of a configuration file (a `what` file: scenario, system,
+/// fleet) of at most [`MAX_SCENARIO_BYTES`]; the reason when it cannot be
+/// read.
+pub fn read_bounded(path: &Path, what: &str) -> Result<String, String> {
+    let size = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
+    if size > MAX_SCENARIO_BYTES {
+        return Err(format!(
+            "{size} bytes; a {what} file may hold at most {MAX_SCENARIO_BYTES}"
+        ));
+    }
+    std::fs::read_to_string(path).map_err(|e| e.to_string())
+}
+
 impl Scenario {
     pub fn load(path: impl AsRef<Path>) -> Result<Scenario, ScenarioError> {
         Scenario::load_with(path, &[])
@@ -182,19 +195,10 @@ impl Scenario {
     /// The text of the scenario file at `path` (at most
     /// [`MAX_SCENARIO_BYTES`]).
     pub fn read_text(path: &Path) -> Result<String, ScenarioError> {
-        let io = |reason: String| ScenarioError::Io {
+        read_bounded(path, "scenario").map_err(|reason| ScenarioError::Io {
             path: path.display().to_string(),
             reason,
-        };
-        let size = std::fs::metadata(path)
-            .map_err(|e| io(e.to_string()))?
-            .len();
-        if size > MAX_SCENARIO_BYTES {
-            return Err(io(format!(
-                "{size} bytes; a scenario file may hold at most {MAX_SCENARIO_BYTES}"
-            )));
-        }
-        std::fs::read_to_string(path).map_err(|e| io(e.to_string()))
+        })
     }
 
     /// A scenario from text, as if read from `path` (relative paths in it are
