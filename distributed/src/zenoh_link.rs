@@ -95,7 +95,14 @@ pub struct ZenohPrimary {
     ctl: Queryable<FifoChannelHandler<Query>>,
     /// Zenoh id of each secondary, by index.
     secondaries: Vec<String>,
+    /// A secondary's loss seen while its last ack was still arriving: the
+    /// ack is taken, the loss reported at the next call.
+    lost: Option<LinkError>,
 }
+
+/// How long an ack may trail its sender's vanished token (they travel
+/// apart: a secondary's last ack can arrive after its token's end).
+const ACK_GRACE: Duration = Duration::from_millis(250);
 
 impl std::fmt::Debug for ZenohPrimary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -232,26 +239,40 @@ impl ZenohPrimary {
             steps,
             ctl,
             secondaries: assigned,
+            lost: None,
         })
     }
 
     /// A secondary's token vanished: which one.
-    fn check_alive(&self) -> Result<(), LinkError> {
-        while let Some(s) = self.alive.try_recv().map_err(transport)? {
-            if s.kind() == SampleKind::Delete {
-                let z = zid_of(&s);
-                if let Some(i) = self.secondaries.iter().position(|a| *a == z) {
-                    return Err(LinkError::PeerLost {
-                        peer: self.peer_name(i as u32),
-                        reason: "its liveliness token vanished (it exited, crashed, was killed, \
-                                 stopped answering for a lease, or the network lost it)"
-                            .into(),
-                    });
-                }
+    fn check_alive(&mut self) -> Result<(), LinkError> {
+        check_alive(&self.alive, &self.secondaries, &mut self.lost)
+    }
+}
+
+/// The loss kept from an earlier call, or a secondary (of `secondaries`,
+/// by zenoh id) whose token has vanished since.
+fn check_alive(
+    alive: &Sub,
+    secondaries: &[String],
+    lost: &mut Option<LinkError>,
+) -> Result<(), LinkError> {
+    if let Some(e) = lost.take() {
+        return Err(e);
+    }
+    while let Some(s) = alive.try_recv().map_err(transport)? {
+        if s.kind() == SampleKind::Delete {
+            let z = zid_of(&s);
+            if let Some(i) = secondaries.iter().position(|a| *a == z) {
+                return Err(LinkError::PeerLost {
+                    peer: format!("secondary {i} (zenoh id {z})"),
+                    reason: "its liveliness token vanished (it exited, crashed, was killed, \
+                             stopped answering for a lease, or the network lost it)"
+                        .into(),
+                });
             }
         }
-        Ok(())
     }
+    Ok(())
 }
 
 /// Polls `f` in slices of at most 20 ms until `timeout`, checking `alive`
@@ -295,11 +316,32 @@ impl PrimaryLink for ZenohPrimary {
     }
 
     fn next_ack(&mut self, timeout: Duration) -> Result<Option<Ack>, LinkError> {
-        let got = poll(
-            timeout,
-            || self.check_alive(),
-            |d| self.acks.recv_timeout(d).map_err(transport),
-        )?;
+        let end = Instant::now() + timeout;
+        let got = loop {
+            // An ack already here counts even if its sender has left since.
+            if let Some(s) = self.acks.try_recv().map_err(transport)? {
+                break Some(s);
+            }
+            if let Err(e) = self.check_alive() {
+                // Its last ack may still be on its way.
+                match self.acks.recv_timeout(ACK_GRACE).map_err(transport)? {
+                    Some(s) => {
+                        self.lost = Some(e);
+                        break Some(s);
+                    }
+                    None => return Err(e),
+                }
+            }
+            let slice = end
+                .saturating_duration_since(Instant::now())
+                .min(Duration::from_millis(20));
+            if let Some(s) = self.acks.recv_timeout(slice).map_err(transport)? {
+                break Some(s);
+            }
+            if Instant::now() >= end {
+                break None;
+            }
+        };
         match got {
             None => Ok(None),
             Some(s) => {
@@ -314,10 +356,12 @@ impl PrimaryLink for ZenohPrimary {
     }
 
     fn control(&mut self, timeout: Duration) -> Result<Option<Control>, LinkError> {
+        let (alive, secondaries, lost, ctl) =
+            (&self.alive, &self.secondaries, &mut self.lost, &self.ctl);
         let q = poll(
             timeout,
-            || self.check_alive(),
-            |d| self.ctl.recv_timeout(d).map_err(transport),
+            || check_alive(alive, secondaries, lost),
+            |d| ctl.recv_timeout(d).map_err(transport),
         )?;
         let Some(q) = q else { return Ok(None) };
         let cmd = q.parameters().get("cmd").unwrap_or_default().to_string();
