@@ -12,8 +12,9 @@ use lockstep_cosim::file::{FileMode, SystemFile};
 use lockstep_cosim::record::Recorder;
 use lockstep_harness::report::{file_digest, real_time_factor};
 
+use crate::bundled;
+use crate::fly::IsolationArg;
 use crate::run::{Exit, Output};
-use crate::{IsolationArg, bundled};
 
 #[derive(Debug, clap::Args)]
 pub struct CosimArgs {

@@ -11,9 +11,9 @@ use lockstep_abi::Isolation;
 use lockstep_delivery::{FleetFile, Report, RunOptions, make_model, threads_of};
 use lockstep_orchestrator::Model;
 
-use crate::IsolationArg;
 use crate::bundled;
 use crate::distributed::NetArgs;
+use crate::fly::IsolationArg;
 use crate::run::{Exit, Output};
 
 #[derive(Debug, clap::Args)]

@@ -1,0 +1,197 @@
+//! `lockstep fly` and its alias `run`: the options, checked against each
+//! other, and the flight they choose: one vehicle (`run`), a fleet in one
+//! process (`fleet`) or a distributed fleet (`distributed`).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use lockstep_abi::{Isolation, IsolationOptions};
+
+use crate::{args, distributed, fleet, positive_seconds, run};
+
+#[derive(Debug, clap::Args)]
+pub struct FlyArgs {
+    #[command(flatten)]
+    flight: args::ScenarioArgs,
+    /// Write the CSV log here (needs a `log` cadence in the scenario).
+    #[arg(long)]
+    log: Option<PathBuf>,
+    /// Record the plant's inputs at every boundary here, for `replay`.
+    #[arg(long)]
+    record: Option<PathBuf>,
+    /// Also draw the log as <PLOT>.png and <PLOT>.svg (with --out: always,
+    /// as DIR/flight.png and DIR/flight.svg). Needs a log.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// Also write the log as ULog here (PX4 topic names; pyulog, Flight
+    /// Review and PlotJuggler read it). Needs a log (--log or --out).
+    #[arg(long)]
+    ulog: Option<PathBuf>,
+    /// Write everything the run writes into this directory (created if
+    /// needed): log.csv (when the scenario has a `log` cadence and no
+    /// --log is given) and summary.json.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Join a distributed run of a fleet scenario: `primary` (give the
+    /// scenario and --network-secondaries; it writes the logs and the
+    /// report) or `secondary` (give no scenario: it reads the primary's).
+    /// Case-insensitive. Needs a build with `--features distributed`.
+    #[arg(long, value_parser = distributed::role)]
+    network_role: Option<distributed::Role>,
+    /// The primary: how many secondaries to wait for before starting.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
+    network_secondaries: Option<u32>,
+    /// The primary: seconds one step may take before the run stops (apart
+    /// from the liveliness lease) [default: 60].
+    #[arg(long, value_parser = positive_seconds)]
+    step_deadline: Option<f64>,
+    #[command(flatten)]
+    net: distributed::NetArgs,
+    /// A fleet scenario ([[vehicles]]): threads stepping the vehicles
+    /// [default: the number of cores]. The result does not depend on it.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    threads: Option<u64>,
+    /// Print the summary as one JSON object instead of text.
+    #[arg(long, conflicts_with = "quiet")]
+    json: bool,
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    quiet: bool,
+    /// Where the autopilot runs: `process` (a child process; a crash,
+    /// exit or hang of the library is reported with its signal,
+    /// function and time, and the log stays complete) or `in-process`
+    /// (cheaper; a crash ends the harness after one line).
+    #[arg(long, value_enum, default_value_t = IsolationArg::Process)]
+    isolation: IsolationArg,
+    /// Wall-time limit of one autopilot step in seconds, enforced by the
+    /// watchdog of the isolated mode [default: 5].
+    #[arg(long, value_parser = positive_seconds)]
+    step_timeout: Option<f64>,
+    /// Wall-time limit in seconds of the autopilot's other calls (load,
+    /// create, mission upload, parameters, destroy) [default: 60].
+    #[arg(long, value_parser = positive_seconds)]
+    call_timeout: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum IsolationArg {
+    Process,
+    InProcess,
+}
+
+/// `lockstep fly` and its alias `run`: the options into library terms.
+pub fn command(verb: &'static str, a: FlyArgs) -> ExitCode {
+    let refuse = |msg: String| -> ExitCode {
+        warn!("lockstep {verb}: {msg}");
+        run::Exit::ConfigError.into()
+    };
+    let isolation = match a.isolation {
+        IsolationArg::InProcess => {
+            if a.step_timeout.is_some() || a.call_timeout.is_some() {
+                return refuse(
+                    "--step-timeout and --call-timeout apply to --isolation process only \
+                     (in-process, nothing can stop a call that hangs)"
+                        .into(),
+                );
+            }
+            Isolation::InProcess
+        }
+        IsolationArg::Process => {
+            let d = IsolationOptions::default();
+            Isolation::Process(IsolationOptions {
+                step_timeout: a
+                    .step_timeout
+                    .map_or(d.step_timeout, Duration::from_secs_f64),
+                call_timeout: a
+                    .call_timeout
+                    .map_or(d.call_timeout, Duration::from_secs_f64),
+                ..d
+            })
+        }
+    };
+    let (scenario, autopilot, overrides) = match a.flight.resolve() {
+        Ok(v) => v,
+        Err(e) => return refuse(e),
+    };
+    if a.network_role.is_none() && (a.network_secondaries.is_some() || a.step_deadline.is_some()) {
+        return refuse(
+            "--network-secondaries and --step-deadline are for --network-role primary".into(),
+        );
+    }
+    let output = if a.json {
+        run::Output::Json
+    } else if a.quiet {
+        run::Output::Quiet
+    } else {
+        run::Output::Text
+    };
+    if let Some(role) = a.network_role {
+        return distributed::fly(distributed::NetFly {
+            verb,
+            role,
+            secondaries: a.network_secondaries,
+            scenario: a.flight.has_scenario().then(|| scenario.clone()),
+            autopilot,
+            overrides,
+            out: a.out,
+            isolation,
+            output,
+            net: a.net,
+            step_deadline: a.step_deadline,
+        });
+    }
+    match lockstep_fleet::scenario::is_fleet(&scenario) {
+        Ok(true) => {
+            let single = [
+                ("--log", a.log.is_some()),
+                ("--record", a.record.is_some()),
+                ("--plot", a.plot.is_some()),
+                ("--ulog", a.ulog.is_some()),
+                ("--spec", a.flight.has_spec()),
+                ("--mission", a.flight.has_mission()),
+            ];
+            if let Some((flag, _)) = single.iter().find(|(_, given)| *given) {
+                return refuse(format!(
+                    "{flag} is for a scenario of one vehicle; {} is a fleet ([[vehicles]]): \
+                     give --out DIR for every vehicle's log",
+                    scenario.display()
+                ));
+            }
+            return fleet::fly(fleet::FleetFly {
+                verb,
+                scenario,
+                autopilot,
+                overrides,
+                out: a.out,
+                isolation,
+                output,
+                threads: a.threads.map_or_else(
+                    || std::thread::available_parallelism().map_or(1, |n| n.get()),
+                    |t| t as usize,
+                ),
+            });
+        }
+        Ok(false) => {}
+        Err(e) => return refuse(e.to_string()),
+    }
+    if a.threads.is_some() {
+        return refuse(format!(
+            "--threads is for a fleet scenario ([[vehicles]]); {} has one vehicle",
+            scenario.display()
+        ));
+    }
+    run::fly(run::FlyOptions {
+        verb,
+        scenario,
+        autopilot,
+        overrides,
+        log: a.log,
+        record: a.record,
+        ulog: a.ulog,
+        plot: a.plot,
+        out: a.out,
+        isolation,
+        output,
+    })
+}
