@@ -65,19 +65,26 @@ impl Recorder {
         };
         let file = std::fs::File::create(path).map_err(err)?;
         let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
-        let mut header = String::from("time_us");
+        // The header through the csv crate: a name holding `,` or `"` (a
+        // Modelica array element `A[1,2]` of an FMU) is quoted, so every
+        // value stays under its own heading.
+        let mut header = vec!["time_us".to_string()];
         for (name, _, len) in &chosen {
             if *len == 1 {
-                header.push(',');
-                header.push_str(name);
+                header.push(name.clone());
             } else {
-                for k in 0..*len {
-                    header.push_str(&format!(",{name}[{k}]"));
-                }
+                header.extend((0..*len).map(|k| format!("{name}[{k}]")));
             }
         }
-        header.push('\n');
-        out.write_all(header.as_bytes()).map_err(err)?;
+        let mut w = csv::Writer::from_writer(&mut out);
+        w.write_record(&header)
+            .map_err(|e| e.to_string())
+            .and_then(|()| w.flush().map_err(|e| e.to_string()))
+            .map_err(|reason| CosimError::Record {
+                path: path.display().to_string(),
+                reason,
+            })?;
+        drop(w);
         let mut r = Recorder {
             path: path.to_path_buf(),
             out,

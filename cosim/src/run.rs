@@ -337,8 +337,18 @@ impl Cosim {
     /// Ends every participant (each is finished even when one fails; the
     /// first failure is returned), with what each says of its run.
     pub fn finish(&mut self) -> Result<Vec<(String, serde_json::Value)>, CosimError> {
+        match self.finish_all() {
+            (reports, None) => Ok(reports),
+            (_, Some(e)) => Err(e),
+        }
+    }
+
+    /// Ends every participant: what each says of its run (null for one
+    /// whose finish failed) and the first failure, so that one failing
+    /// participant loses no other's report.
+    pub fn finish_all(&mut self) -> (Vec<(String, serde_json::Value)>, Option<CosimError>) {
         if self.finished {
-            return Ok(Vec::new());
+            return (Vec::new(), None);
         }
         self.finished = true;
         let t = self.now;
@@ -353,9 +363,6 @@ impl Cosim {
                 }
             }
         }
-        match first {
-            Some(e) => Err(e),
-            None => Ok(out),
-        }
+        (out, first)
     }
 }

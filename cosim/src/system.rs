@@ -92,14 +92,26 @@ impl std::fmt::Debug for SystemBuilder {
     }
 }
 
-/// A participant's name: not empty, no `.` (it separates the variable).
+/// The longest participant name.
+pub const MAX_NAME: usize = 64;
+
+/// A participant's name: 1 to 64 letters, digits, `_` or `-`. It names the
+/// participant's variables (`participant.variable`: no `.`), its log file
+/// (`<out>/<name>.csv`: no `/`), its `cosim.csv` columns (no `,`) and its
+/// zenoh keys (`serve/<name>`: no `*`, `$`, `#`, `?`).
 pub fn check_participant_name(name: &str) -> Result<(), String> {
-    if name.is_empty() {
-        return Err("a participant's name cannot be empty".into());
-    }
-    if name.contains('.') || name.chars().any(|c| c.is_whitespace() || c.is_control()) {
+    if name.is_empty() || name.len() > MAX_NAME {
         return Err(format!(
-            "participant name `{name}` holds a `.` or a space (`.` separates the variable in `participant.variable`)"
+            "`{name}`: a participant's name has 1 to {MAX_NAME} characters"
+        ));
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return Err(format!(
+            "`{name}`: a participant's name holds only letters, digits, `_` and `-` \
+             (it names files, columns and `participant.variable`)"
         ));
     }
     Ok(())

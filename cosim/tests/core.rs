@@ -404,7 +404,7 @@ fn a_system_that_does_not_fit_together_is_refused_naming_the_culprit() {
             .map(|_| ())
             .unwrap_err()
             .to_string(),
-        "participant `a.b`: participant name `a.b` holds a `.` or a space (`.` separates the variable in `participant.variable`)"
+        "participant `a.b`: `a.b`: a participant's name holds only letters, digits, `_` and `-` (it names files, columns and `participant.variable`)"
     );
 }
 
@@ -531,4 +531,59 @@ fn failures_name_the_participant_or_function_and_the_time() {
         c.step().unwrap_err().to_string(),
         "transfer function `w` failed at 2000 us: it wrote 2 values to `echo.in`, which holds 1"
     );
+}
+
+/// A participant whose finish says `{"ok": true}`, or fails with the text.
+struct Finishing(Option<&'static str>);
+
+impl Participant for Finishing {
+    fn outputs(&self) -> Vec<Variable> {
+        vec![]
+    }
+    fn inputs(&self) -> Vec<Variable> {
+        vec![]
+    }
+    fn set_input(&mut self, _: usize, _: &[f64]) -> Result<(), lockstep_cosim::ParticipantError> {
+        Ok(())
+    }
+    fn step(&mut self, _: Micros, _: Micros) -> Result<(), lockstep_cosim::ParticipantError> {
+        Ok(())
+    }
+    fn output(&self, _: usize, _: &mut [f64]) -> Result<(), lockstep_cosim::ParticipantError> {
+        Ok(())
+    }
+    fn finish(&mut self) -> Result<serde_json::Value, lockstep_cosim::ParticipantError> {
+        match self.0 {
+            None => Ok(serde_json::json!({ "ok": true })),
+            Some(e) => Err(lockstep_cosim::ParticipantError(e.into())),
+        }
+    }
+}
+
+#[test]
+fn a_participant_failing_to_finish_loses_no_other_report() {
+    let mut b = SystemBuilder::new(MS);
+    b.participant("first", None, Box::new(Finishing(None)))
+        .unwrap();
+    let bad = Finishing(Some("its disk is full"));
+    b.participant("bad", None, Box::new(bad)).unwrap();
+    b.participant("last", None, Box::new(Finishing(None)))
+        .unwrap();
+    let mut c = b.build(Mode::Serialized).unwrap();
+    c.step().unwrap();
+    let (reports, error) = c.finish_all();
+    assert_eq!(
+        error.unwrap().to_string(),
+        "participant `bad` failed in finish at 1000 us: its disk is full"
+    );
+    let names: Vec<&str> = reports.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["first", "bad", "last"]);
+    let ok = serde_json::json!({ "ok": true });
+    assert_eq!(
+        [&reports[0].1, &reports[1].1, &reports[2].1],
+        [&ok, &serde_json::Value::Null, &ok]
+    );
+    // Finished once: a second call has nothing more to say.
+    let (again, error) = c.finish_all();
+    assert!(again.is_empty() && error.is_none());
 }

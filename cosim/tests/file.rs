@@ -179,7 +179,17 @@ fn every_refusal_names_the_file_and_the_key() {
         (
             "name = \"b\"",
             "name = \"b.c\"",
-            "/d/s.toml: key `participants[1].name`: participant name `b.c` holds a `.` or a space (`.` separates the variable in `participant.variable`)",
+            "/d/s.toml: key `participants[1].name`: `b.c`: a participant's name holds only letters, digits, `_` and `-` (it names files, columns and `participant.variable`)",
+        ),
+        (
+            "name = \"b\"",
+            "name = \"/tmp/b\"",
+            "/d/s.toml: key `participants[1].name`: `/tmp/b`: a participant's name holds only letters, digits, `_` and `-` (it names files, columns and `participant.variable`)",
+        ),
+        (
+            "name = \"b\"",
+            "name = \"\"",
+            "/d/s.toml: key `participants[1].name`: ``: a participant's name has 1 to 64 characters",
         ),
         (
             "avoid_m = 5.0",

@@ -179,16 +179,13 @@ pub fn run(
         }
     };
     let wall_s = start.elapsed().as_secs_f64();
-    let finished = orch.finish();
-    let error = match (ran, &finished) {
-        (Err(e), _) => Some(e.to_string()),
-        (Ok(()), Err(e)) => Some(e.to_string()),
-        _ => None,
-    };
+    let (models, finish_error) = orch.finish_all();
+    // The first failure: the run's, else finishing's.
+    let error = ran.err().or(finish_error).map(|e| e.to_string());
     Ok(Report {
         stats: orch.stats(),
         last_timestamp: orch.now().unwrap_or(ff.info.start_time),
-        models: finished.unwrap_or_default(),
+        models,
         wall_s,
         error,
         trace: orch.trace().to_vec(),

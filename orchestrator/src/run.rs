@@ -5,7 +5,8 @@
 //! parallel) and see only data of earlier passes; their results are routed
 //! in model-id order (the order of registration), so the run does not
 //! depend on which model answered first. A cascade that does not settle
-//! within the pass limit ends the run naming the models still producing.
+//! within the pass limit ends the run naming the models still receiving
+//! updates (due another pass).
 
 use std::collections::BTreeMap;
 
@@ -45,11 +46,12 @@ pub enum OrchestratorError {
         timestamp: Timestamp,
         next: Timestamp,
     },
-    #[error("the cascade at timestamp {timestamp} did not settle within {passes} passes; still producing: {}", producing.join(", "))]
+    #[error("the cascade at timestamp {timestamp} did not settle within {passes} passes; still receiving updates: {}", receiving.join(", "))]
     PassLimit {
         timestamp: Timestamp,
         passes: usize,
-        producing: Vec<String>,
+        /// The models due another pass: they received updates in the last.
+        receiving: Vec<String>,
     },
     #[error("model `{model}` at timestamp {timestamp}: {reason}")]
     Gone {
@@ -111,6 +113,8 @@ pub struct Orchestrator {
     now: Option<Timestamp>,
     /// The error that ended the run: every later step returns it.
     failed: Option<OrchestratorError>,
+    /// The models have been finished (once: a later finish says nothing).
+    finished: bool,
 }
 
 impl std::fmt::Debug for Orchestrator {
@@ -164,6 +168,7 @@ impl Orchestrator {
             started: false,
             now: None,
             failed: None,
+            finished: false,
         })
     }
 
@@ -348,7 +353,7 @@ impl Orchestrator {
                 return Err(OrchestratorError::PassLimit {
                     timestamp: t,
                     passes: pass,
-                    producing: due
+                    receiving: due
                         .iter()
                         .map(|(i, _)| self.slots[*i].name.clone())
                         .collect(),
@@ -489,8 +494,23 @@ impl Orchestrator {
         finished
     }
 
-    /// Ends every model with what it has to say.
+    /// Ends every model with what it has to say (each is finished even
+    /// when one fails; the first failure is returned).
     pub fn finish(&mut self) -> Result<Vec<(String, serde_json::Value)>, OrchestratorError> {
+        match self.finish_all() {
+            (reports, None) => Ok(reports),
+            (_, Some(e)) => Err(e),
+        }
+    }
+
+    /// Ends every model: what each says (null for one whose finish failed)
+    /// and the first failure, so that one failing model loses no other's
+    /// report. Once: a later call returns nothing.
+    pub fn finish_all(&mut self) -> (Vec<(String, serde_json::Value)>, Option<OrchestratorError>) {
+        if self.finished {
+            return (Vec::new(), None);
+        }
+        self.finished = true;
         let t = self.now.unwrap_or(self.info.start_time);
         let mut first = None;
         let mut out = Vec::with_capacity(self.slots.len());
@@ -508,9 +528,6 @@ impl Orchestrator {
                 }
             }
         }
-        match first {
-            Some(e) => Err(e),
-            None => Ok(out),
-        }
+        (out, first)
     }
 }

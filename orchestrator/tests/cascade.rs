@@ -180,14 +180,14 @@ fn a_cascade_that_never_settles_ends_at_the_pass_limit_naming_the_models() {
         OrchestratorError::PassLimit {
             timestamp: 3,
             passes: 8,
-            producing: vec!["ping".into()],
+            receiving: vec!["ping".into()],
         }
     );
     // The run stays ended.
     assert_eq!(o.step().unwrap_err(), e);
     assert_eq!(
         e.to_string(),
-        "the cascade at timestamp 3 did not settle within 8 passes; still producing: ping"
+        "the cascade at timestamp 3 did not settle within 8 passes; still receiving updates: ping"
     );
 }
 
@@ -318,4 +318,51 @@ fn the_run_ends_with_the_timeline_or_its_duration_and_maps_world_time() {
     o.register("clock", m).unwrap();
     o.run().unwrap();
     assert_eq!(*calls.lock().unwrap(), [(0, 0), (20, 0), (40, 0)]);
+}
+
+/// A steady-state model whose finish says `{"ok": true}`, or fails.
+struct Finishing(Option<&'static str>);
+
+impl Model for Finishing {
+    fn mask(&self) -> DataMask {
+        DataMask::new(&[], &[]).unwrap()
+    }
+    fn initialize(&mut self, _: Moment) -> Result<Outcome, String> {
+        Ok(Outcome::wake_at(None))
+    }
+    fn update(&mut self, _: Moment, _: &[Update]) -> Result<Outcome, String> {
+        Ok(Outcome::wake_at(None))
+    }
+    fn finish(&mut self) -> Result<Value, String> {
+        match self.0 {
+            None => Ok(json!({ "ok": true })),
+            Some(e) => Err(e.into()),
+        }
+    }
+}
+
+#[test]
+fn a_model_failing_to_finish_loses_no_other_report() {
+    let mut o = Orchestrator::new(INFO, 8, 1).unwrap();
+    o.register("first", Box::new(Finishing(None))).unwrap();
+    o.register("bad", Box::new(Finishing(Some("its disk is full"))))
+        .unwrap();
+    o.register("last", Box::new(Finishing(None))).unwrap();
+    while o.step().unwrap().is_some() {}
+    let (reports, error) = o.finish_all();
+    assert_eq!(
+        error.unwrap().to_string(),
+        "model `bad` failed in finish at timestamp 0: its disk is full"
+    );
+    assert_eq!(
+        reports,
+        [
+            ("first".to_string(), json!({ "ok": true })),
+            ("bad".to_string(), Value::Null),
+            ("last".to_string(), json!({ "ok": true })),
+        ]
+    );
+    // Finished once: a second call has nothing more to say.
+    let (again, error) = o.finish_all();
+    assert!(again.is_empty() && error.is_none());
 }
