@@ -137,3 +137,40 @@ fn a_slightly_invalid_description_is_read_with_notes() {
     assert_eq!(p.outputs().len(), 10);
     assert_eq!(p.inputs().len(), 6);
 }
+
+#[test]
+fn after_a_step_returns_fmi2error_only_fmi2freeinstance_is_called() {
+    // An infinite attachment point: the load's state is no longer finite.
+    // The slung load refuses fmi2Terminate after an fmi2Error, as FMI 2.0
+    // would have it: finishing calls only fmi2FreeInstance, and the
+    // participant's report (its log included) survives.
+    let t = TempDir::new("fmu-error-state");
+    let good = fmu(&t.join("good"), DESCRIPTION, Some((SLUNG, "slung_load")));
+    let mut p = FmuParticipant::load(&good, "x", &[], &[]).unwrap();
+    let down = p
+        .inputs()
+        .iter()
+        .position(|v| v.name == "vehicle_down_m")
+        .unwrap();
+    p.step(lockstep_harness::Micros(0), lockstep_harness::Micros(4000))
+        .unwrap();
+    p.set_input(down, &[f64::INFINITY]).unwrap();
+    let e = p
+        .step(
+            lockstep_harness::Micros(4000),
+            lockstep_harness::Micros(4000),
+        )
+        .unwrap_err();
+    assert_eq!(
+        e.0,
+        "fmi2DoStep returned fmi2Error (its log: [fmi2Error] slung_load: the load's state is no longer finite at t = 0.008 s)"
+    );
+    let report = p.finish().unwrap();
+    assert_eq!(report["steps"], 1);
+    assert_eq!(
+        report["log"],
+        serde_json::json!([
+            "[fmi2Error] slung_load: the load's state is no longer finite at t = 0.008 s"
+        ])
+    );
+}

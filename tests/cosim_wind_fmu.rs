@@ -15,10 +15,8 @@ use lockstep_cosim::assemble::{RunOptions, assemble};
 use lockstep_cosim::file::{FileMode, SystemFile};
 use lockstep_harness::Micros;
 
-#[test]
-#[ignore = "needs python3 with pythonfmu (pip install pythonfmu); .ci/run runs it"]
-fn an_iris_flies_in_the_power_law_wind_of_a_python_fmu() {
-    let dir = TempDir::new("cosim-wind");
+/// Builds examples/cosim/wind_fmu into `dir`/WindShear.fmu.
+fn build(dir: &TempDir) {
     let built = std::process::Command::new("python3")
         .args(["-m", "pythonfmu", "build", "-f"])
         .arg(examples().join("cosim/wind_fmu/wind_shear.py"))
@@ -31,6 +29,58 @@ fn an_iris_flies_in_the_power_law_wind_of_a_python_fmu() {
         "pythonfmu build failed: {}",
         String::from_utf8_lossy(&built.stderr)
     );
+}
+
+#[test]
+#[ignore = "needs python3 with pythonfmu (pip install pythonfmu); .ci/run runs it"]
+fn an_unpacked_fmu_named_by_a_relative_path_finds_its_resources() {
+    // An unpacked FMU named relative to a system file named relative to the
+    // working directory: pythonfmu's binary loads its Python script from
+    // the resources directory it is given as a file:// URI (made absolute:
+    // cosim's unit test `a_resource_uri_is_absolute_and_percent_encoded`).
+    let dir = TempDir::new("cosim-wind-unpacked");
+    build(&dir);
+    let unpacked = std::process::Command::new("python3")
+        .args(["-m", "zipfile", "-e"])
+        .arg(dir.join("WindShear.fmu"))
+        .arg(dir.join("sys/WindShear"))
+        .output()
+        .unwrap();
+    assert!(unpacked.status.success(), "{unpacked:?}");
+    std::fs::write(
+        dir.join("sys/wind.toml"),
+        r#"schema_version = 1
+[cosim]
+step_us = 20000
+duration_s = 0.1
+record = ["wind.wind_east_mps"]
+[[participants]]
+name = "wind"
+kind = "fmu"
+path = "WindShear"
+preload = ["python"]
+start = { speed_ref_mps = 6.0, height_ref_m = 10.0, exponent = 0.5, towards_deg = 90.0, down_m = -40.0 }
+"#,
+    )
+    .unwrap();
+    let ran = common::ran(
+        std::process::Command::new(common::LOCKSTEP)
+            .current_dir(dir.path())
+            .args(["cosim", "sys/wind.toml", "-q", "-o", "out"]),
+    );
+    assert_eq!(ran.code(), 0, "{}", ran.summary());
+    let record = std::fs::read_to_string(dir.join("out/cosim.csv")).unwrap();
+    // At 40 m, 6 m/s * (40 / 10)^0.5 = 12 m/s, blowing east (from the
+    // first step on: the FMU's outputs start at 0).
+    let last = record.lines().last().unwrap();
+    assert_eq!(last, "100000,12.0", "{record}");
+}
+
+#[test]
+#[ignore = "needs python3 with pythonfmu (pip install pythonfmu); .ci/run runs it"]
+fn an_iris_flies_in_the_power_law_wind_of_a_python_fmu() {
+    let dir = TempDir::new("cosim-wind");
+    build(&dir);
     let system = std::fs::read_to_string(examples().join("cosim/wind_shear.toml"))
         .unwrap()
         .replace(

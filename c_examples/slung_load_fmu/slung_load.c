@@ -40,7 +40,10 @@ enum {
   VR_COUNT = 30
 };
 
-enum { MODE_INSTANTIATED, MODE_INITIALIZING, MODE_STEPPING, MODE_TERMINATED };
+/* MODE_ERROR: a step returned fmi2Error; FMI 2.0 then allows only get
+ * functions, fmi2Reset and fmi2FreeInstance, and this FMU holds its
+ * importer to that. */
+enum { MODE_INSTANTIATED, MODE_INITIALIZING, MODE_STEPPING, MODE_TERMINATED, MODE_ERROR };
 
 /* Ground contact: stiff and well damped; viscous drag while touching. */
 #define GROUND_K 20000.0
@@ -250,6 +253,11 @@ FMI2_EXPORT fmi2Status fmi2ExitInitializationMode(fmi2Component c) {
 FMI2_EXPORT fmi2Status fmi2Terminate(fmi2Component c) {
   slung_load *s = c;
   if (!s) return fmi2Error;
+  if (s->mode == MODE_ERROR) {
+    say(s, fmi2Error, "fmi2Terminate after fmi2Error (FMI 2.0 allows only "
+                      "get functions, fmi2Reset and fmi2FreeInstance)");
+    return fmi2Error;
+  }
   s->mode = MODE_TERMINATED;
   return fmi2OK;
 }
@@ -295,7 +303,7 @@ FMI2_EXPORT fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[
     /* Parameters are fixed once initialization ends. */
     if (is_parameter(vr[i]) && s->mode <= MODE_INITIALIZING) {
       s->v[vr[i]] = value[i];
-    } else if (is_input(vr[i]) && s->mode != MODE_TERMINATED) {
+    } else if (is_input(vr[i]) && s->mode != MODE_TERMINATED && s->mode != MODE_ERROR) {
       s->v[vr[i]] = value[i];
     } else {
       say(s, fmi2Error, "value reference %u cannot be set now", vr[i]);
@@ -408,6 +416,7 @@ FMI2_EXPORT fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real dt,
   }
   fmi2Status st = step(s, dt);
   s->time = t + dt;
+  if (st == fmi2Error) s->mode = MODE_ERROR;
   return st;
 }
 

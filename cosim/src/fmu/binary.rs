@@ -162,7 +162,18 @@ pub struct Instance {
     callbacks: Box<CallbackFunctions>,
     log: Box<Log>,
     freed: bool,
+    /// The worst status a call returned: after fmi2Error FMI 2.0 allows
+    /// only get functions, fmi2Reset and fmi2FreeInstance; after fmi2Fatal
+    /// no call at all.
+    worst: std::cell::Cell<Worst>,
     lib: libloading::Library,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Worst {
+    Fine,
+    Error,
+    Fatal,
 }
 
 impl std::fmt::Debug for Instance {
@@ -173,9 +184,11 @@ impl std::fmt::Debug for Instance {
     }
 }
 
-// SAFETY: an FMI 2.0 instance may be called from any thread as long as
-// calls on it do not overlap; the co-simulation master never overlaps calls
-// on one participant, and `&mut self` on every call enforces it here.
+// SAFETY: the calls on one instance never overlap (`&mut self` on every
+// call, and the master steps a participant from one worker at a time).
+// FMI 2.0 does not tie an instance to the thread that created it (masters
+// such as FMPy call from any thread); an FMU that keeps state per thread
+// is run with `mode = "serialized"` (every call from one thread).
 unsafe impl Send for Instance {}
 
 /// An error with its sources (libloading keeps dlerror's text in the
@@ -305,6 +318,7 @@ impl Instance {
             callbacks,
             log,
             freed: c.is_null(),
+            worst: std::cell::Cell::new(Worst::Fine),
             lib,
         };
         if c.is_null() {
@@ -337,17 +351,28 @@ impl Instance {
         match s {
             OK => Ok(false),
             WARNING => Ok(true),
-            other => Err(format!(
-                "{what} returned {}{}",
-                status_name(other),
-                self.log_tail()
-            )),
+            other => {
+                // Not FMI 2.0's statuses count as fmi2Error.
+                let w = if other == FATAL {
+                    Worst::Fatal
+                } else {
+                    Worst::Error
+                };
+                self.worst.set(self.worst.get().max(w));
+                Err(format!(
+                    "{what} returned {}{}",
+                    status_name(other),
+                    self.log_tail()
+                ))
+            }
         }
     }
 
     fn live(&self) -> Result<Component, String> {
         if self.freed {
             Err("the FMU instance has been freed".into())
+        } else if self.worst.get() == Worst::Fatal {
+            Err("the FMU returned fmi2Fatal: FMI 2.0 allows no further call".into())
         } else {
             Ok(self.c)
         }
@@ -440,12 +465,20 @@ impl Instance {
     }
 
     /// fmi2Terminate, then fmi2FreeInstance (once; the instance is unusable
-    /// after).
+    /// after). After an fmi2Error only fmi2FreeInstance is called, after an
+    /// fmi2Fatal nothing (the instance is left: FMI 2.0 allows no call).
     pub fn terminate(&mut self) -> Result<bool, String> {
-        let c = self.live()?;
-        // SAFETY: `c` is a live instance.
-        let s = unsafe { (self.f.terminate)(c) };
-        let r = self.check("fmi2Terminate", s);
+        if self.freed {
+            return Err("the FMU instance has been freed".into());
+        }
+        let r = match self.worst.get() {
+            Worst::Fine => {
+                // SAFETY: `c` is a live instance.
+                let s = unsafe { (self.f.terminate)(self.c) };
+                self.check("fmi2Terminate", s)
+            }
+            Worst::Error | Worst::Fatal => Ok(false),
+        };
         self.free();
         r
     }
@@ -453,8 +486,10 @@ impl Instance {
     fn free(&mut self) {
         if !self.freed {
             self.freed = true;
-            // SAFETY: `c` is live and freed once; nothing uses it after.
-            unsafe { (self.f.free_instance)(self.c) };
+            if self.worst.get() != Worst::Fatal {
+                // SAFETY: `c` is live and freed once; nothing uses it after.
+                unsafe { (self.f.free_instance)(self.c) };
+            }
         }
     }
 }

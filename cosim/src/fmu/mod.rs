@@ -40,18 +40,23 @@ fn library_name(id: &str) -> String {
     format!("{id}{}", std::env::consts::DLL_SUFFIX)
 }
 
-/// `path` as a `file://` URI, bytes outside the unreserved set
+/// `path` as a `file://` URI, made absolute (a URI has no relative form:
+/// `file://dir/x` names the host `dir`), bytes outside the unreserved set
 /// percent-encoded.
-fn file_uri(path: &Path) -> String {
+fn file_uri(path: &Path) -> Result<String, String> {
+    let path = std::path::absolute(path)
+        .map_err(|e| format!("cannot make {} absolute: {e}", path.display()))?;
     let mut s = String::from("file://");
-    for b in path.to_string_lossy().bytes() {
+    // The path's own bytes (not a lossy UTF-8 form), each outside the
+    // unreserved set as %XX.
+    for &b in path.as_os_str().as_encoded_bytes() {
         if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
             s.push(b as char);
         } else {
             s.push_str(&format!("%{b:02X}"));
         }
     }
-    s
+    Ok(s)
 }
 
 /// Unpacks the archive at `path` into a fresh temporary directory.
@@ -174,7 +179,8 @@ impl FmuParticipant {
                     platform().join(",")
                 )
             })?;
-        let resources = file_uri(&root.join("resources"));
+        let resources =
+            file_uri(&root.join("resources")).map_err(|e| format!("{}: {e}", path.display()))?;
         let mut inst = Instance::new(&binary, instance, &description.guid, &resources)
             .map_err(|e| format!("{}: {e}", path.display()))?;
         let mut warnings = description.warnings.clone();
@@ -219,9 +225,14 @@ impl FmuParticipant {
         note(&mut warnings, "fmi2EnterInitializationMode", w);
         let w = inst.exit_initialization()?;
         note(&mut warnings, "fmi2ExitInitializationMode", w);
+        // A variable starts where the system's `start` put it, else at the
+        // description's start: an input nothing writes keeps that value,
+        // also when its participant runs in another process (which is sent
+        // every input each step).
         let port = |v: &model_description::ScalarVariable| {
+            let given = start.iter().find(|(n, _)| n == &v.name).map(|s| s.1);
             (
-                Variable::scalar(&v.name, v.start.unwrap_or(0.0), &v.description),
+                Variable::scalar(&v.name, given.or(v.start).unwrap_or(0.0), &v.description),
                 Port {
                     vr: v.value_reference,
                     ty: v.ty,
@@ -365,5 +376,31 @@ impl Participant for FmuParticipant {
             "calls_with_fmi2Warning": self.step_warnings,
             "log": log,
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::file_uri;
+    use std::path::Path;
+
+    #[test]
+    fn a_resource_uri_is_absolute_and_percent_encoded() {
+        assert_eq!(
+            file_uri(Path::new("/tmp/a b/r%s")).unwrap(),
+            "file:///tmp/a%20b/r%25s"
+        );
+        // Relative to the working directory: `file://sys/x` would name the
+        // host `sys`.
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(
+            file_uri(Path::new("sys/resources")).unwrap(),
+            file_uri(&cwd.join("sys/resources")).unwrap()
+        );
+        assert!(
+            file_uri(Path::new("sys/resources"))
+                .unwrap()
+                .starts_with("file:///")
+        );
     }
 }
