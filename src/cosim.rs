@@ -76,6 +76,11 @@ pub struct ParticipantHostArgs {
     /// Where a vehicle's autopilot runs.
     #[arg(long, value_enum, default_value_t = IsolationArg::Process)]
     pub isolation: IsolationArg,
+    /// Where a vehicle participant writes its log, as `<OUT>/<name>.csv`
+    /// (created if needed; `lockstep cosim --process` gives its own --out)
+    /// [default: no log].
+    #[arg(long, short)]
+    pub out: Option<PathBuf>,
     #[command(flatten)]
     pub net: crate::distributed::NetArgs,
 }
@@ -219,16 +224,12 @@ pub fn command(o: CosimOptions) -> ExitCode {
     let ran = c.run_until(sf.duration, |c| rec.observe(c));
     let wall_s = started.elapsed().as_secs_f64();
     // Everything is finished and flushed whatever happened.
-    let finished = c.finish();
+    let (participants, finish_error) = c.finish_all();
     let rows = rec.finish();
     if let Some(p) = &mut processes {
         processes::end(p, ran.is_ok());
     }
     let reached = c.now();
-    let (participants, finish_error) = match finished {
-        Ok(p) => (p, None),
-        Err(e) => (Vec::new(), Some(e)),
-    };
     // The first failure: the run's, else finishing's, else the record's.
     let error = ran.err().or(finish_error).or(rows.err());
     let failed_vehicles: Vec<&str> = participants
@@ -296,10 +297,16 @@ pub fn command(o: CosimOptions) -> ExitCode {
                         Some(t) => format!(", held for traffic at {:.3} s", t as f64 * 1e-6),
                         None => String::new(),
                     };
+                    // The log as its writer named it: a `--remote`
+                    // vehicle's is on its host (participant-host --out).
+                    let log = match v["outcome"]["log"]["path"].as_str() {
+                        Some(p) if o.remote.contains(name) => format!("log {p} on its host"),
+                        Some(p) => format!("log {p}"),
+                        None => "no log".into(),
+                    };
                     say!(
-                        "vehicle     {name}: {}{avoid} (log {})",
-                        if passed { "passed" } else { "FAILED" },
-                        out.join(format!("{name}.csv")).display()
+                        "vehicle     {name}: {}{avoid} ({log})",
+                        if passed { "passed" } else { "FAILED" }
                     );
                 } else if let Some(steps) = v["steps"].as_u64() {
                     say!("fmu         {name}: {steps} steps");
@@ -356,11 +363,19 @@ pub fn participant_host(a: ParticipantHostArgs) -> ExitCode {
             IsolationArg::InProcess => Isolation::InProcess,
             IsolationArg::Process => Isolation::Process(lockstep_abi::IsolationOptions::default()),
         },
-        log_dir: None,
+        log_dir: a.out.clone(),
         mode: None,
         threads: Some(1),
         bundled_fmu: Some(crate::bundled::fmu),
     };
+    if let Some(out) = &a.out
+        && let Err(e) = std::fs::create_dir_all(out)
+    {
+        return fail(
+            format!("cannot create {}: {e}", out.display()),
+            Exit::ConfigError,
+        );
+    }
     let p = match make_participant(d, &ro) {
         Ok(p) => p,
         Err(e) => return fail(e.to_string(), Exit::ConfigError),
@@ -429,6 +444,7 @@ mod processes {
             remote: &o.remote,
             autopilot: &ro.autopilot,
             isolation: &ro.isolation,
+            out: ro.log_dir.as_deref(),
         })
     }
 

@@ -334,6 +334,7 @@ mod processes {
             remote: &a.remote,
             autopilot: &ro.autopilot,
             isolation: &ro.isolation,
+            out: None,
             what: "model",
         })
     }

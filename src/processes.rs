@@ -31,6 +31,8 @@ pub struct Hosted<'a> {
     pub remote: &'a [String],
     pub autopilot: &'a Path,
     pub isolation: &'a Isolation,
+    /// Given to each child as `--out` (where a vehicle writes its log).
+    pub out: Option<&'a Path>,
 }
 
 fn lease(n: &NetArgs) -> Duration {
@@ -119,6 +121,10 @@ pub fn spawn_all(h: &Hosted) -> Result<Processes, String> {
         for c in &connect {
             args.push("--network-connect".into());
             args.push(c.clone());
+        }
+        if let Some(out) = h.out {
+            args.push("--out".into());
+            args.push(out.display().to_string());
         }
         let pid = p.spawn(name, &exe, &args)?;
         warn!(

@@ -59,11 +59,94 @@ fn participants_in_their_own_processes_give_the_same_record() {
         let o = cosim(&s, &dir.join(out), &extra).output().unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
-    for f in ["cosim.csv", "alpha.csv"] {
+    // bravo's log is written by its own process, into the same --out.
+    for f in ["cosim.csv", "alpha.csv", "bravo.csv"] {
         let a = std::fs::read(dir.join("here").join(f)).unwrap();
         let b = std::fs::read(dir.join("apart").join(f)).unwrap();
         assert!(a.len() > 1000 && a == b, "{f} differs");
     }
+}
+
+/// A slung load alone, its attachment point held where `start` puts it
+/// (no transfer writes it): it hangs 2 m below it, in one process or in a
+/// process of its own (which is sent every input each step).
+#[test]
+fn an_fmu_input_nothing_writes_keeps_its_start_value_in_its_own_process() {
+    let dir = TempDir::new("cosim-proc-start");
+    let s = dir.join("load.toml");
+    std::fs::write(
+        &s,
+        r#"schema_version = 1
+[cosim]
+step_us = 4000
+duration_s = 2.0
+record_period_us = 100000
+record = ["load.load_down_m"]
+[[participants]]
+name = "load"
+kind = "fmu"
+path = "bundled:slung_load"
+start = { vehicle_down_m = -12.0, load_mass_kg = 0.5, length_m = 2.0 }
+"#,
+    )
+    .unwrap();
+    for (out, extra) in [("here", vec![]), ("apart", vec!["--process", "load"])] {
+        let o = cosim(&s, &dir.join(out), &extra).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = std::fs::read_to_string(dir.join(out).join("cosim.csv")).unwrap();
+        let last: f64 = text
+            .lines()
+            .last()
+            .and_then(|l| l.split(',').nth(1))
+            .unwrap()
+            .parse()
+            .unwrap();
+        // 2 m below the attachment at -12 m, plus the tether's static
+        // stretch (m g / k, well under a metre).
+        assert!((-10.0..-9.0).contains(&last), "{out}: load down {last}");
+    }
+    assert_eq!(
+        std::fs::read(dir.join("here/cosim.csv")).unwrap(),
+        std::fs::read(dir.join("apart/cosim.csv")).unwrap()
+    );
+}
+
+#[test]
+fn a_participant_process_that_cannot_start_is_reported_at_once() {
+    let dir = TempDir::new("cosim-proc-setup");
+    let s = dir.join("load.toml");
+    std::fs::write(
+        &s,
+        r#"schema_version = 1
+[cosim]
+step_us = 4000
+duration_s = 1.0
+[[participants]]
+name = "load"
+kind = "fmu"
+path = "missing.fmu"
+"#,
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let o = cosim(&s, &dir.join("out"), &["--process", "load"])
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    // The child says why; the run names the child's end, well before the
+    // 60 s it would wait for a participant that is still starting.
+    assert!(
+        stderr.contains(&format!(
+            "lockstep participant-host: participant `load`: cannot read {}: ",
+            dir.join("missing.fmu").display()
+        )) && stderr.contains(
+            "lockstep cosim: participant `load`: the process of participant `load` (pid "
+        ) && stderr.contains(") ended before it served: exit status: 2"),
+        "{stderr}"
+    );
+    assert!(took < Duration::from_secs(10), "took {took:?}");
 }
 
 fn lose_a_participant(name: &str, signal: i32) {

@@ -94,6 +94,26 @@ pub fn answer(p: &mut dyn Participant, request: &[u8]) -> (Result<Vec<u8>, Strin
             dt_us,
             inputs,
         } => (|| {
+            // The request came over the network: its shape is checked
+            // before a participant (which may index by it) sees it.
+            let held = p.inputs();
+            if inputs.len() != held.len() {
+                return Err(format!(
+                    "a step with {} inputs; the participant has {}",
+                    inputs.len(),
+                    held.len()
+                ));
+            }
+            for (v, h) in inputs.iter().zip(&held) {
+                if v.len() != h.len {
+                    return Err(format!(
+                        "a step with {} values for input `{}`, which holds {}",
+                        v.len(),
+                        h.name,
+                        h.len
+                    ));
+                }
+            }
             for (i, v) in inputs.iter().enumerate() {
                 p.set_input(i, v).map_err(|e| e.0)?;
             }
@@ -165,6 +185,12 @@ impl<T: Transport> RemoteParticipant<T> {
                 inputs,
                 notices,
             } => {
+                if let Some(v) = outputs.iter().chain(&inputs).find(|v| v.start.is_empty()) {
+                    return Err(format!(
+                        "it described variable `{}` with no values (a variable holds at least one)",
+                        v.name
+                    ));
+                }
                 let outputs: Vec<Variable> = outputs.into_iter().map(Variable::from).collect();
                 let inputs: Vec<Variable> = inputs.into_iter().map(Variable::from).collect();
                 Ok(RemoteParticipant {

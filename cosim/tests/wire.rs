@@ -5,7 +5,7 @@
 
 use std::sync::mpsc::{Receiver, Sender, channel};
 
-use lockstep_cosim::wire::{RemoteParticipant, Transport, answer};
+use lockstep_cosim::wire::{RemoteParticipant, Reply, Request, Transport, WireVariable, answer};
 use lockstep_cosim::{
     Connect, FnParticipant, Mode, Participant, SystemBuilder, TransferSpec, Variable,
 };
@@ -154,5 +154,81 @@ fn a_remote_participants_period_and_errors_are_reported() {
     assert_eq!(
         b.build(Mode::Serialized).err().unwrap().to_string(),
         "participant `osc`: it agreed to step 2000 us when it connected, not 4000 us"
+    );
+}
+
+/// Calls `answer` on the oscillator with `r`; its error.
+fn refused(r: &Request) -> String {
+    let mut p = oscillator(None);
+    answer(p.as_mut(), &postcard::to_stdvec(r).unwrap())
+        .0
+        .unwrap_err()
+}
+
+#[test]
+fn a_malformed_call_is_answered_with_an_error_not_a_panic() {
+    let step = |inputs: Vec<Vec<f64>>| Request::Step {
+        t_us: 0,
+        dt_us: 1000,
+        inputs,
+    };
+    assert_eq!(
+        refused(&step(vec![])),
+        "a step with 0 inputs; the participant has 1"
+    );
+    assert_eq!(
+        refused(&step(vec![vec![1.0], vec![2.0]])),
+        "a step with 2 inputs; the participant has 1"
+    );
+    assert_eq!(
+        refused(&step(vec![vec![]])),
+        "a step with 0 values for input `force`, which holds 1"
+    );
+    let mut p = oscillator(None);
+    assert!(
+        answer(p.as_mut(), b"\xff\xff\xff")
+            .0
+            .unwrap_err()
+            .starts_with("a malformed request: ")
+    );
+    // Well formed, it steps.
+    let mut p = oscillator(None);
+    let reply = answer(
+        p.as_mut(),
+        &postcard::to_stdvec(&step(vec![vec![0.5]])).unwrap(),
+    );
+    match postcard::from_bytes::<Reply>(&reply.0.unwrap()).unwrap() {
+        Reply::Stepped { outputs } => assert_eq!(outputs.len(), 2),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Answers `Describe` with a variable of no values.
+#[derive(Debug)]
+struct Empty;
+
+impl Transport for Empty {
+    fn call(&mut self, request: Vec<u8>) -> Result<Vec<u8>, String> {
+        let reply = match postcard::from_bytes::<Request>(&request).unwrap() {
+            Request::CheckPeriod { .. } => Reply::Done,
+            _ => Reply::Described {
+                outputs: vec![WireVariable {
+                    name: "x".into(),
+                    start: vec![],
+                    description: String::new(),
+                }],
+                inputs: vec![],
+                notices: vec![],
+            },
+        };
+        Ok(postcard::to_stdvec(&reply).unwrap())
+    }
+}
+
+#[test]
+fn a_remote_describing_a_variable_of_no_values_is_refused() {
+    assert_eq!(
+        RemoteParticipant::connect(Empty, MS).unwrap_err(),
+        "it described variable `x` with no values (a variable holds at least one)"
     );
 }

@@ -218,6 +218,18 @@ impl Caller {
     /// Watches server `name` (called `peer` in messages) and waits until it
     /// is alive, at most `wait`.
     pub fn target(&self, name: &str, peer: &str, wait: Duration) -> Result<Target, RemoteError> {
+        self.target_while(name, peer, wait, || true)
+    }
+
+    /// As [`Caller::target`], giving up as soon as `there` says the server
+    /// cannot come any more (its process ended).
+    pub fn target_while(
+        &self,
+        name: &str,
+        peer: &str,
+        wait: Duration,
+        mut there: impl FnMut() -> bool,
+    ) -> Result<Target, RemoteError> {
         let state = Arc::new(AtomicU8::new(UNSEEN));
         let s = state.clone();
         let watch = self
@@ -250,6 +262,12 @@ impl Caller {
             match t.state.load(Ordering::Acquire) {
                 ALIVE => return Ok(t),
                 LEFT => return Err(t.left()),
+                _ if !there() => {
+                    return Err(RemoteError::Left {
+                        peer: peer.to_string(),
+                        reason: "its process ended before it served".into(),
+                    });
+                }
                 _ if start.elapsed() > wait => {
                     return Err(RemoteError::Left {
                         peer: peer.to_string(),
@@ -427,10 +445,17 @@ impl Processes {
             Some((_, c)) => format!("the process of {what} (pid {})", c.id()),
             None => format!("the process of {what}"),
         };
-        let target = self
+        // A child that ended (a bad file, a missing library) is reported at
+        // once, not after the whole wait.
+        let mut child = self.children.iter_mut().find(|(n, _)| n == name);
+        let there = || match &mut child {
+            Some((_, c)) => matches!(c.try_wait(), Ok(None)),
+            None => true,
+        };
+        let found = self
             .caller
-            .target(name, &peer, self.options.wait)
-            .map_err(|e| self.exited(name, what).unwrap_or_else(|| e.to_string()))?;
+            .target_while(name, &peer, self.options.wait, there);
+        let target = found.map_err(|e| self.exited(name, what).unwrap_or_else(|| e.to_string()))?;
         Ok(Link {
             caller: self.caller.clone(),
             target,

@@ -60,8 +60,10 @@ impl fmt::Display for Key {
     }
 }
 
-/// `dataset/group/attribute` where any segment may be `*`.
+/// `dataset/group/attribute` where any segment may be `*`. Travels as its
+/// text, checked when read (a remote model's mask is input like any other).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(into = "String", try_from = "String")]
 pub struct Pattern {
     pub segments: [String; 3],
 }
@@ -105,6 +107,19 @@ impl Pattern {
             .iter()
             .zip(&o.segments)
             .all(|(a, b)| a == "*" || b == "*" || a == b)
+    }
+}
+
+impl From<Pattern> for String {
+    fn from(p: Pattern) -> String {
+        p.to_string()
+    }
+}
+
+impl TryFrom<String> for Pattern {
+    type Error = String;
+    fn try_from(s: String) -> Result<Pattern, String> {
+        Pattern::parse(&s)
     }
 }
 

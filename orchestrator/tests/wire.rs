@@ -165,3 +165,30 @@ fn a_remote_models_error_and_its_end_are_reported() {
     };
     assert_eq!(m.initialize(at).unwrap_err(), "the far end is gone");
 }
+
+#[test]
+fn a_mask_from_the_wire_is_checked_as_one_written_here() {
+    let mask: DataMask =
+        serde_json::from_str(r#"{"publishes":["a/*/c"],"subscribes":["d/e/f"]}"#).unwrap();
+    assert_eq!(mask, DataMask::new(&["a/*/c"], &["d/e/f"]).unwrap());
+    assert_eq!(
+        serde_json::to_string(&mask).unwrap(),
+        r#"{"publishes":["a/*/c"],"subscribes":["d/e/f"]}"#
+    );
+    for (text, reason) in [
+        (
+            "a/b*/c",
+            "`a/b*/c`: a wildcard stands for a whole segment (`*`), not part of one",
+        ),
+        (
+            "a/b/c/d",
+            "`a/b/c/d` is not `dataset/group/attribute` (three segments joined by `/`)",
+        ),
+    ] {
+        let e = serde_json::from_str::<DataMask>(&format!(
+            r#"{{"publishes":["{text}"],"subscribes":[]}}"#
+        ))
+        .unwrap_err();
+        assert!(e.to_string().starts_with(reason), "{e}");
+    }
+}
