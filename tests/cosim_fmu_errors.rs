@@ -121,6 +121,11 @@ fn a_slightly_invalid_description_is_read_with_notes() {
             r#"<Real unit="m"/></ScalarVariable>
     <ScalarVariable name="vehicle_east_m""#,
         )
+        // An Annotations element before the type element.
+        .replace(
+            r#"description="tether tension at the end of the last step"><Real"#,
+            r#"description="tether tension at the end of the last step"><Annotations/><Real"#,
+        )
         .replace(
             "</ModelVariables>",
             r#"<ScalarVariable name="label" valueReference="99" causality="output"><String/></ScalarVariable></ModelVariables>"#,
@@ -135,6 +140,7 @@ fn a_slightly_invalid_description_is_read_with_notes() {
         ]
     );
     assert_eq!(p.outputs().len(), 10);
+    assert_eq!(p.outputs()[9].name, "tension_n");
     assert_eq!(p.inputs().len(), 6);
 }
 
@@ -172,5 +178,36 @@ fn after_a_step_returns_fmi2error_only_fmi2freeinstance_is_called() {
         serde_json::json!([
             "[fmi2Error] slung_load: the load's state is no longer finite at t = 0.008 s"
         ])
+    );
+}
+
+#[test]
+fn a_description_in_latin_1_is_read_with_a_note() {
+    let t = TempDir::new("fmu-latin-1");
+    let dir = fmu(&t.join("fmu"), DESCRIPTION, Some((SLUNG, "slung_load")));
+    // "café" in ISO-8859-1: é is the one byte 0xE9.
+    let mut bytes = Vec::new();
+    let (before, after) = DESCRIPTION.split_once("tether tension").unwrap();
+    bytes.extend_from_slice(before.as_bytes());
+    bytes.extend_from_slice(b"tether tension (caf\xe9)");
+    bytes.extend_from_slice(after.as_bytes());
+    std::fs::write(dir.join("modelDescription.xml"), &bytes).unwrap();
+    let at = before.len() + "tether tension (caf".len();
+    let p = FmuParticipant::load(&dir, "x", &[], &[]).unwrap();
+    assert_eq!(
+        p.notices(),
+        [format!(
+            "modelDescription.xml is not UTF-8 (FMI 2.0 requires it; first stray byte at offset {at}): read with U+FFFD in place of such bytes"
+        )]
+    );
+    let tension = p
+        .outputs()
+        .into_iter()
+        .find(|v| v.name == "tension_n")
+        .unwrap();
+    assert!(
+        tension.description.contains("(caf\u{fffd})"),
+        "{}",
+        tension.description
     );
 }

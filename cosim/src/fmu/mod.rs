@@ -163,8 +163,21 @@ impl FmuParticipant {
             (Some(d), root)
         };
         let md_path = root.join("modelDescription.xml");
-        let text = std::fs::read_to_string(&md_path)
+        let bytes = std::fs::read(&md_path)
             .map_err(|e| format!("{}: no readable modelDescription.xml: {e}", path.display()))?;
+        // FMI 2.0 asks for UTF-8; a description in another encoding (Latin-1
+        // is seen) is read with its stray bytes replaced, and said so.
+        let (text, encoding_note) = match String::from_utf8(bytes) {
+            Ok(t) => (t, None),
+            Err(e) => {
+                let at = e.utf8_error().valid_up_to();
+                let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+                let note = format!(
+                    "modelDescription.xml is not UTF-8 (FMI 2.0 requires it; first stray byte at offset {at}): read with U+FFFD in place of such bytes"
+                );
+                (text, Some(note))
+            }
+        };
         let description = ModelDescription::parse(&text)
             .map_err(|e| format!("{}: modelDescription.xml: {e}", path.display()))?;
         let lib = library_name(&description.model_identifier);
@@ -183,7 +196,8 @@ impl FmuParticipant {
             file_uri(&root.join("resources")).map_err(|e| format!("{}: {e}", path.display()))?;
         let mut inst = Instance::new(&binary, instance, &description.guid, &resources)
             .map_err(|e| format!("{}: {e}", path.display()))?;
-        let mut warnings = description.warnings.clone();
+        let mut warnings: Vec<String> = encoding_note.into_iter().collect();
+        warnings.extend(description.warnings.iter().cloned());
         let note = |w: &mut Vec<String>, what: &str, warned: bool| {
             if warned {
                 w.push(format!("{what} returned fmi2Warning"));

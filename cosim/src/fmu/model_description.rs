@@ -76,6 +76,10 @@ impl ModelDescription {
         if !fmi_version.starts_with("2.") {
             if fmi_version.is_empty() {
                 warnings.push("no fmiVersion attribute: read as FMI 2.0".to_string());
+            } else if fmi_version.trim() == "2" {
+                warnings.push(format!(
+                    "fmiVersion `{fmi_version}` is not FMI 2.0's `2.0`: read as FMI 2.0"
+                ));
             } else {
                 return Err(format!(
                     "fmiVersion {fmi_version}: this importer reads FMI 2.0"
@@ -149,7 +153,13 @@ impl ModelDescription {
                     .attribute("variability")
                     .unwrap_or("continuous")
                     .to_string();
-                let Some(tn) = sv.children().find(|n| n.is_element()) else {
+                // The type element, wherever it stands among the children
+                // (an `Annotations` placed first is seen in the wild).
+                const TYPES: [&str; 5] = ["Real", "Integer", "Enumeration", "Boolean", "String"];
+                let Some(tn) = sv
+                    .children()
+                    .find(|n| n.is_element() && TYPES.contains(&n.tag_name().name()))
+                else {
                     warnings.push(format!("variable `{name}` has no type element: left out"));
                     continue;
                 };
@@ -246,7 +256,7 @@ mod tests {
 
     #[test]
     fn slightly_invalid_descriptions_are_read_with_warnings() {
-        let text = r#"<fmiModelDescription fmiVersion="2.0" modelName="m">
+        let text = r#"<fmiModelDescription fmiVersion="2" modelName="m">
   <CoSimulation modelIdentifier="m"/>
   <ModelVariables>
     <ScalarVariable name="x" valueReference="0"><Real/></ScalarVariable>
@@ -260,6 +270,7 @@ mod tests {
         assert_eq!(
             m.warnings,
             [
+                "fmiVersion `2` is not FMI 2.0's `2.0`: read as FMI 2.0",
                 "no guid attribute: instantiated with an empty one",
                 "input `u` has no start value (FMI 2.0 requires one): it starts at 0",
                 "a second variable named `u`: ignored (the first is used)",
