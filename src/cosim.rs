@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use lockstep_abi::Isolation;
+use lockstep_cosim::CosimError;
 use lockstep_cosim::assemble::{RunOptions, assemble_with, make_participant, threads_of};
 use lockstep_cosim::file::{FileMode, SystemFile};
 use lockstep_cosim::record::Recorder;
@@ -203,9 +204,15 @@ pub fn command(o: CosimOptions) -> ExitCode {
             d.period.unwrap_or(sf.step),
         ))
     });
+    // An inconsistent system (unknown variables, widths, periods, cycles)
+    // is the system file's fault: name it.
+    let in_file = |e: CosimError| match e {
+        CosimError::Build { .. } => format!("{}: {e}", o.system.display()),
+        other => other.to_string(),
+    };
     let mut c = match assembled {
         Ok(c) => c,
-        Err(e) => return fail(e.to_string(), Exit::ConfigError),
+        Err(e) => return fail(in_file(e), Exit::ConfigError),
     };
     for (name, lines) in c.notices() {
         for l in lines {
@@ -217,7 +224,7 @@ pub fn command(o: CosimOptions) -> ExitCode {
         Ok(r) => r,
         Err(e) => {
             let _ = c.finish();
-            return fail(e.to_string(), Exit::ConfigError);
+            return fail(in_file(e), Exit::ConfigError);
         }
     };
     let started = Instant::now();

@@ -273,6 +273,27 @@ fn the_command_line_refuses_what_it_cannot_run() {
             .ends_with("radio_swarm.toml has no participant `zulu` (its participants: alpha, bravo, charlie, delta)")
     );
     let dir = TempDir::new("orchestrate-refusals");
+    // A system that does not fit together names its file.
+    let wired = dir.join("wired.toml");
+    std::fs::write(
+        &wired,
+        "schema_version = 1\n[cosim]\nstep_us = 4000\nduration_s = 0.04\nrecord = [\"load.nothing\"]\n\
+         [[participants]]\nname = \"load\"\nkind = \"fmu\"\npath = \"bundled:slung_load\"\n",
+    )
+    .unwrap();
+    let said = refused(&[
+        "cosim",
+        wired.to_str().unwrap(),
+        "-o",
+        dir.join("w").to_str().unwrap(),
+    ]);
+    assert!(
+        said.starts_with(&format!(
+            "lockstep cosim: {}: cosim.record: no output `load.nothing` (outputs: load.force_north_n, ",
+            wired.display()
+        )),
+        "{said}"
+    );
     let bad = dir.join("bad.toml");
     std::fs::write(&bad, "schema_version = 1\n[timeline]\nreference_unix_s = 0.0\ntime_scale_us = 100000\nduration_s = 1.05\n[[models]]\nname = \"k\"\nkind = \"kpi\"\n").unwrap();
     assert_eq!(
@@ -288,7 +309,7 @@ fn the_command_line_refuses_what_it_cannot_run() {
 #[test]
 fn fleet_files_are_refused_with_their_key() {
     let base = "schema_version = 1\n[timeline]\nreference_unix_s = 0.0\ntime_scale_us = 100000\nduration_s = 10.0\n";
-    let cases: [(&str, &str); 11] = [
+    let cases: [(&str, &str); 14] = [
         (
             "",
             "key `models`: a fleet needs at least one [[models]] entry",
@@ -326,6 +347,18 @@ fn fleet_files_are_refused_with_their_key() {
             "key `models[0].swap_below_soc`: 1.5 is not in [0, 1)",
         ),
         (
+            "[[models]]\nname = \"s\"\nkind = \"swap_station\"\nswap_s = 1e12\n",
+            "key `models[0].swap_s`: 1000000000000 s is longer than 1e9 s",
+        ),
+        (
+            "[[models]]\nname = \"o\"\nkind = \"orders\"\nfirst_s = 2e9\n",
+            "key `models[0].first_s`: 2000000000 s is longer than 1e9 s",
+        ),
+        (
+            "[[models]]\nname = \"v\"\nkind = \"vehicle\"\nscenario = \"v.toml\"\ntelemetry_s = 2e9\n",
+            "key `models[0].telemetry_s`: 2000000000 s is longer than 1e9 s",
+        ),
+        (
             "[[models]]\nname = \"s\"\nkind = \"swap_station\"\nswap_s = 0.05\n",
             "key `models[0].swap_s`: 0.05 s is not a whole number of timestamps of 100000 us",
         ),
@@ -338,6 +371,15 @@ fn fleet_files_are_refused_with_their_key() {
         let e = FleetFile::from_toml_str(&format!("{base}{models}"), "f.toml").unwrap_err();
         assert_eq!(e.to_string(), format!("f.toml: {expected}"), "{models}");
     }
+    let e = FleetFile::from_toml_str(
+        &format!("{base}threads = 2000\n[[models]]\nname = \"k\"\nkind = \"kpi\"\n"),
+        "f.toml",
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "f.toml: key `timeline.threads`: 2000: a run has 1 to 1024 threads"
+    );
     let e = FleetFile::from_toml_str(
         &format!("{base}[[models]]\nname = \"k\"\nkind = \"kpi\"\ncolour = 1\n"),
         "f.toml",

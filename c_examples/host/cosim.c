@@ -65,7 +65,13 @@ int main(int argc, char **argv) {
   CHECK(lockstep_cosim_bind(cs, "gust", &p));
   EXPECT(lockstep_cosim_bind(cs, "gust", &p), LOCKSTEP_ERR_ARGUMENT);
 
-  uint64_t t = 0;
+  uint64_t t = 1;
+  CHECK(lockstep_cosim_run_until(cs, 0)); /* time 0 is reached: no step */
+  CHECK(lockstep_cosim_time(cs, &t));
+  if (t != 0 || g.calls != 0) {
+    fprintf(stderr, "run_until(0) stepped\n");
+    return 1;
+  }
   CHECK(lockstep_cosim_step(cs, &t));
   printf("first step to %" PRIu64 " us\n", t);
   EXPECT(lockstep_cosim_bind(cs, "gust", &p), LOCKSTEP_ERR_ARGUMENT); /* after the start */

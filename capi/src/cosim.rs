@@ -359,19 +359,25 @@ pub unsafe extern "C" fn lockstep_cosim_step(
 }
 
 /// Steps until the time reached is at least `t_us` (or the system's
-/// duration: then `LOCKSTEP_ERR_ENDED` once it is reached and passed).
+/// duration: then `LOCKSTEP_ERR_ENDED` once it is reached and passed). A
+/// time already reached takes no step (0 at the start), but the system is
+/// assembled first: an external participant not bound is refused here too.
 #[unsafe(no_mangle)]
 pub extern "C" fn lockstep_cosim_run_until(
     cosim: *mut lockstep_cosim,
     t_us: u64,
 ) -> lockstep_status {
     with(cosim, |e| {
+        // Assembled (every external bound) before anything is compared:
+        // a time already reached (0 at the start) takes no step.
+        e.usable("co-simulation")?;
+        start(&mut e.value)?;
         loop {
             let now = match &e.value.state {
                 State::Running(c) | State::Ended(c) => c.now(),
                 _ => Micros::ZERO,
             };
-            if now.0 >= t_us && !matches!(e.value.state, State::Loaded { .. }) {
+            if now.0 >= t_us {
                 return Ok(());
             }
             step_once(e)?;

@@ -243,11 +243,13 @@ impl Participant for VehicleParticipant {
         while self.engine.next_time().is_some_and(|n| n <= end) {
             if let Err(e) = self.engine.step() {
                 // Ended here with its own error, the log complete so far.
-                let e = match self.engine.finish(Err(e)) {
-                    Err(e) => e,
-                    Ok(_) => unreachable!("finish returns the error it is given"),
-                };
-                return Err(ParticipantError(e.to_string()));
+                let said = e.to_string();
+                return Err(ParticipantError(match self.engine.finish(Err(e)) {
+                    Err(e) => e.to_string(),
+                    // finish returns the error it is given; should it not,
+                    // the step's error still stands.
+                    Ok(_) => said,
+                }));
             }
         }
         Ok(())

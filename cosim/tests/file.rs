@@ -139,7 +139,12 @@ fn every_refusal_names_the_file_and_the_key() {
         (
             "duration_s = 2.0",
             "duration_s = 2.0\nthreads = 0",
-            "/d/s.toml: key `cosim.threads`: must be at least 1",
+            "/d/s.toml: key `cosim.threads`: 0: a run has 1 to 1024 threads",
+        ),
+        (
+            "duration_s = 2.0",
+            "duration_s = 2.0\nthreads = 5000",
+            "/d/s.toml: key `cosim.threads`: 5000: a run has 1 to 1024 threads",
         ),
         (
             "duration_s = 2.0",
@@ -225,6 +230,11 @@ fn every_refusal_names_the_file_and_the_key() {
             "vehicles = [\"a\", \"b\"]",
             "vehicles = [\"a\"]",
             "/d/s.toml: key `transfers[0].vehicles`: a radio links at least two vehicles",
+        ),
+        (
+            "latency_us = 8000",
+            "latency_us = 2000000",
+            "/d/s.toml: key `transfers[0].latency_us`: 2000000 us is not shorter than the run (2000000 us): no report would arrive",
         ),
         (
             "latency_us = 8000",

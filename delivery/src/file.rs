@@ -173,6 +173,12 @@ struct RawModel {
     telemetry_s: Option<f64>,
 }
 
+/// The most worker threads (as `--threads`).
+pub const MAX_THREADS: usize = 1024;
+
+/// The longest time a model's keys take (about 31.7 years).
+pub const MAX_SECONDS: f64 = 1e9;
+
 const KINDS: &str = "orders, no_fly_zones, dispatcher, swap_station, kpi, vehicle";
 
 fn keys_of(kind: &str) -> Option<&'static [&'static str]> {
@@ -298,10 +304,12 @@ impl FleetFile {
                 "must be at least 1".into(),
             ));
         }
-        if t.threads == Some(0) {
+        if let Some(n) = t.threads
+            && !(1..=MAX_THREADS).contains(&n)
+        {
             return Err(invalid(
                 "timeline.threads".into(),
-                "must be at least 1".into(),
+                format!("{n}: a run has 1 to {MAX_THREADS} threads"),
             ));
         }
         let info = TimelineInfo {
@@ -357,6 +365,18 @@ impl FleetFile {
                 }
                 Ok(v)
             };
+            // A time in seconds: positive and at most MAX_SECONDS, so that
+            // its timestamps and the times added to it stay in range.
+            let seconds = |k: &str, v: Option<f64>, default: f64| -> Result<f64, FileError> {
+                let v = positive(k, v, default)?;
+                if v > MAX_SECONDS {
+                    return Err(invalid(
+                        key(k),
+                        format!("{v} s is longer than {MAX_SECONDS:e} s"),
+                    ));
+                }
+                Ok(v)
+            };
             let finite = |k: &str, v: Option<f64>| -> Result<f64, FileError> {
                 let v = v.unwrap_or(0.0);
                 if !v.is_finite() {
@@ -366,12 +386,15 @@ impl FleetFile {
             };
             let kind = match m.kind.as_str() {
                 "orders" => ModelKind::Orders {
-                    mean_interval_s: positive("mean_interval_s", m.mean_interval_s, 60.0)?,
+                    mean_interval_s: seconds("mean_interval_s", m.mean_interval_s, 60.0)?,
                     radius_m: positive("radius_m", m.radius_m, 300.0)?,
                     first_s: {
                         let v = finite("first_s", m.first_s)?;
                         if v < 0.0 {
                             return Err(invalid(key("first_s"), format!("{v} is negative")));
+                        }
+                        if v > 0.0 {
+                            seconds("first_s", Some(v), v)?;
                         }
                         v
                     },
@@ -433,7 +456,7 @@ impl FleetFile {
                         return Err(invalid(key("bays"), "must be at least 1".into()));
                     }
                     ModelKind::SwapStation {
-                        swap_s: positive("swap_s", m.swap_s, 60.0)?,
+                        swap_s: seconds("swap_s", m.swap_s, 60.0)?,
                         bays,
                     }
                 }
@@ -447,7 +470,7 @@ impl FleetFile {
                         autopilot: m.autopilot.map(|a| dir.join(a)),
                         pad_north_m: finite("pad_north_m", m.pad_north_m)?,
                         pad_east_m: finite("pad_east_m", m.pad_east_m)?,
-                        telemetry_s: positive("telemetry_s", m.telemetry_s, 1.0)?,
+                        telemetry_s: seconds("telemetry_s", m.telemetry_s, 1.0)?,
                     }
                 }
             };

@@ -69,7 +69,8 @@ impl Orders {
         }
         let u = self.rng.uniform();
         let gap = -self.mean_interval_s * (1.0 - u).ln();
-        Some(now + to_timestamps(gap, scale))
+        // A draw far in the tail can overshoot any timeline: saturate.
+        Some(now.saturating_add(to_timestamps(gap, scale)))
     }
 }
 
@@ -79,7 +80,9 @@ impl Model for Orders {
     }
 
     fn initialize(&mut self, at: Moment) -> Result<Outcome, String> {
-        let first = at.timestamp + to_timestamps(self.first_s, at.info.time_scale_us);
+        let first = at
+            .timestamp
+            .saturating_add(to_timestamps(self.first_s, at.info.time_scale_us));
         Ok(Outcome::wake_at((self.max_orders > 0).then_some(first)))
     }
 
@@ -193,7 +196,7 @@ impl Model for SwapStation {
             let (_, vehicle) = self.busy.remove(k);
             self.swaps += 1;
             let asked = self.requested.remove(&vehicle).unwrap_or(at.micros());
-            self.waited_us += at.micros() - asked;
+            self.waited_us += at.micros().saturating_sub(asked);
             out = out.with(
                 Key::new("station", &self.name, "swapped"),
                 json!({"vehicle": vehicle}),
@@ -202,7 +205,7 @@ impl Model for SwapStation {
         while self.busy.len() < self.bays
             && let Some(v) = self.queue.pop_front()
         {
-            self.busy.push((t + self.swap, v));
+            self.busy.push((t.saturating_add(self.swap), v));
         }
         out.next_time = self
             .busy
@@ -337,7 +340,10 @@ impl Model for Kpi {
         let times: Vec<f64> = self
             .orders
             .values()
-            .filter_map(|o| o.delivered_us.map(|d| (d - o.placed_us) as f64 * 1e-6))
+            .filter_map(|o| {
+                o.delivered_us
+                    .map(|d| d.saturating_sub(o.placed_us) as f64 * 1e-6)
+            })
             .collect();
         let mean = if times.is_empty() {
             0.0

@@ -685,7 +685,9 @@ lockstep_status lockstep_cosim_step(struct lockstep_cosim *cosim, uint64_t *out_
 
 /**
  * Steps until the time reached is at least `t_us` (or the system's
- * duration: then `LOCKSTEP_ERR_ENDED` once it is reached and passed).
+ * duration: then `LOCKSTEP_ERR_ENDED` once it is reached and passed). A
+ * time already reached takes no step (0 at the start), but the system is
+ * assembled first: an external participant not bound is refused here too.
  */
 lockstep_status lockstep_cosim_run_until(struct lockstep_cosim *cosim, uint64_t t_us);
 

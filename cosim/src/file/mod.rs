@@ -79,6 +79,8 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub const BUNDLED_PREFIX: &str = "bundled:";
 /// The most participants a system may hold.
 pub const MAX_PARTICIPANTS: usize = 1024;
+/// The most worker threads (as `--threads`).
+pub const MAX_THREADS: usize = 1024;
 /// The most traffic slots of a vehicle.
 pub const MAX_TRAFFIC_SLOTS: usize = 256;
 
@@ -296,8 +298,13 @@ impl SystemFile {
                 ));
             }
         };
-        if c.threads == Some(0) {
-            return Err(invalid("cosim.threads".into(), "must be at least 1".into()));
+        if let Some(n) = c.threads
+            && !(1..=MAX_THREADS).contains(&n)
+        {
+            return Err(invalid(
+                "cosim.threads".into(),
+                format!("{n}: a run has 1 to {MAX_THREADS} threads"),
+            ));
         }
         let seed = c.seed.unwrap_or(1);
         let ctx = Context {
@@ -305,6 +312,7 @@ impl SystemFile {
             dir: path.parent().unwrap_or(Path::new(".")),
             step,
             seed,
+            duration,
             duration_s: c.duration_s,
         };
         let record_period = match c.record_period_us {
@@ -358,6 +366,7 @@ struct Context<'a> {
     dir: &'a Path,
     step: Micros,
     seed: u64,
+    duration: Micros,
     duration_s: f64,
 }
 

@@ -151,9 +151,19 @@ fn radio(
     {
         return Err(ctx.invalid(key("range_m"), format!("{r} must be a positive distance")));
     }
+    let latency = Micros(t.latency_us.unwrap_or(0));
+    if latency >= ctx.duration {
+        return Err(ctx.invalid(
+            key("latency_us"),
+            format!(
+                "{latency} is not shorter than the run ({}): no report would arrive",
+                ctx.duration
+            ),
+        ));
+    }
     Ok(TransferKind::Radio {
         vehicles,
-        latency: Micros(t.latency_us.unwrap_or(0)),
+        latency,
         loss,
         range_m: t.range_m,
     })
