@@ -168,6 +168,16 @@ fn every_refusal_names_the_file_and_the_key() {
         ),
         (
             "start = { length_m = 2, on = true }",
+            "start = { body.m = 1.0, \"body.m\" = 2.0 }",
+            "/d/s.toml: key `participants[2].start.body.m`: given twice (as a dotted key and as a table)",
+        ),
+        (
+            "start = { length_m = 2, on = true }",
+            "start = { body.m = \"heavy\" }",
+            "/d/s.toml: key `participants[2].start.body.m`: expected a number or a boolean, found string",
+        ),
+        (
+            "start = { length_m = 2, on = true }",
             "start = { length_m = \"long\" }",
             "/d/s.toml: key `participants[2].start.length_m`: expected a number or a boolean, found string",
         ),
@@ -343,5 +353,31 @@ fn external_participants_declare_their_variables() {
     assert_eq!(
         c.err().unwrap().to_string(),
         "participant `x`: an external participant is provided by the program that runs the system (a C host binds it with lockstep_cosim_bind); this one provides none"
+    );
+}
+
+#[test]
+fn an_fmu_start_value_may_name_a_variable_with_dots() {
+    // Modelica names: `body.m` bare (TOML reads a table) or quoted.
+    let s = SystemFile::from_toml_str(
+        &with(
+            "start = { length_m = 2, on = true }",
+            "start = { body.m = 1.5, \"joint.phi\" = 0.25, \"a[1]\" = 3 }",
+        ),
+        "/d/s.toml",
+    )
+    .unwrap();
+    let ParticipantKind::Fmu { start, .. } = &s.participants[2].kind else {
+        panic!()
+    };
+    let mut start = start.clone();
+    start.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        start,
+        [
+            ("a[1]".to_string(), 3.0),
+            ("body.m".to_string(), 1.5),
+            ("joint.phi".to_string(), 0.25)
+        ]
     );
 }

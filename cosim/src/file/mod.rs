@@ -27,7 +27,8 @@
 //! kind = "fmu"
 //! path = "slung_load.fmu"     # an archive or an unpacked FMU directory,
 //!                             # or "bundled:slung_load" (carried by lockstep)
-//! start = { length_m = 2.0 }   # start values of its variables
+//! start = { length_m = 2.0 }   # start values of its variables (a bare
+//!                             # dotted key names a dotted variable: body.m)
 //! preload = ["python"]      # libraries its binary needs loaded first
 //!                           # (`python`: the libpython of python3 on PATH,
 //!                           # which FMUs built with pythonfmu call into)

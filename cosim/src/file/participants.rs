@@ -216,8 +216,20 @@ fn fmu(ctx: &Context, i: usize, p: &RawParticipant) -> Result<ParticipantKind, C
             "an fmu participant needs the path of its .fmu".into(),
         )
     })?;
-    let mut start = Vec::new();
-    for (k, v) in p.start.iter().flatten() {
+    // Modelica names hold dots (`body.m`): written bare, TOML makes them
+    // tables, read back here as the dotted name.
+    let mut flat = Vec::new();
+    if let Some(table) = &p.start {
+        flatten("", table, &mut flat);
+    }
+    let mut start: Vec<(String, f64)> = Vec::new();
+    for (k, v) in &flat {
+        if start.iter().any(|(n, _)| n == k) {
+            return Err(ctx.invalid(
+                format!("participants[{i}].start.{k}"),
+                "given twice (as a dotted key and as a table)".into(),
+            ));
+        }
         let x = match v {
             Value::Float(f) => *f,
             Value::Integer(n) => *n as f64,
