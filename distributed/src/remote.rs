@@ -41,6 +41,10 @@ pub enum RemoteError {
     Refused(String),
     #[error("the transport failed: {0}")]
     Transport(String),
+    /// Not called: an earlier call of this link missed its deadline or
+    /// found the peer gone, and a run does not wait on such a peer again.
+    #[error("{peer} is not called again after: {earlier}")]
+    Abandoned { peer: String, earlier: String },
 }
 
 fn transport(e: impl std::fmt::Display) -> RemoteError {
@@ -377,6 +381,10 @@ pub struct Link {
     caller: Arc<Caller>,
     target: Target,
     deadline: Duration,
+    /// The failure (deadline missed, peer gone) after which this link
+    /// calls no more: a run's finish does not wait a second deadline on a
+    /// peer that hung.
+    abandoned: std::sync::Mutex<Option<String>>,
 }
 
 impl std::fmt::Debug for Link {
@@ -389,7 +397,21 @@ impl std::fmt::Debug for Link {
 
 impl Link {
     pub fn call(&self, request: Vec<u8>) -> Result<Vec<u8>, RemoteError> {
-        self.caller.call(&self.target, request, self.deadline)
+        let mut abandoned = self
+            .abandoned
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(earlier) = abandoned.as_ref() {
+            return Err(RemoteError::Abandoned {
+                peer: self.target.peer.clone(),
+                earlier: earlier.clone(),
+            });
+        }
+        let r = self.caller.call(&self.target, request, self.deadline);
+        if let Err(e @ (RemoteError::Deadline { .. } | RemoteError::Left { .. })) = &r {
+            *abandoned = Some(e.to_string());
+        }
+        r
     }
 
     pub fn alive(&self) -> Result<(), RemoteError> {
@@ -460,6 +482,7 @@ impl Processes {
             caller: self.caller.clone(),
             target,
             deadline: self.options.deadline,
+            abandoned: std::sync::Mutex::new(None),
         })
     }
 

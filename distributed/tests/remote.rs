@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use lockstep_distributed::remote::{Caller, Flow, RemoteError, Server};
+use lockstep_distributed::remote::{Caller, Flow, ProcessOptions, Processes, RemoteError, Server};
 use lockstep_distributed::zenoh_link::NetOptions;
 
 fn options(name: &str, listen: bool, port: u16) -> NetOptions {
@@ -107,4 +107,47 @@ fn a_server_ends_when_its_caller_leaves_or_never_comes() {
             .to_string(),
         "the caller left: it did not appear within 0.3 s"
     );
+}
+
+#[test]
+fn a_runs_link_calls_no_more_after_a_missed_deadline() {
+    // A run's finish must not wait a second deadline on a peer that hung.
+    let p = port();
+    let mut processes = Processes::open(ProcessOptions {
+        net: options("remote-c", true, p),
+        deadline: Duration::from_millis(300),
+        wait: Duration::from_secs(20),
+    })
+    .unwrap();
+    let server = std::thread::spawn(move || {
+        let s = Server::open(&options("remote-c", false, p), "slow").unwrap();
+        s.serve(Duration::from_secs(20), |req| match req {
+            b"hang" => {
+                std::thread::sleep(Duration::from_millis(1500));
+                (Ok(b"late".to_vec()), Flow::Continue)
+            }
+            b"bye" => (Ok(b"bye".to_vec()), Flow::Stop),
+            other => (Ok(other.to_vec()), Flow::Continue),
+        })
+    });
+    let link = processes.link("slow", "the slow server").unwrap();
+    assert_eq!(link.call(b"hi".to_vec()).unwrap(), b"hi");
+    let deadline = "the process of the slow server did not answer within the deadline of 0.3 s";
+    assert_eq!(
+        link.call(b"hang".to_vec()).unwrap_err().to_string(),
+        deadline
+    );
+    let started = Instant::now();
+    assert_eq!(
+        link.call(b"bye".to_vec()).unwrap_err(),
+        RemoteError::Abandoned {
+            peer: "the process of the slow server".into(),
+            earlier: deadline.into(),
+        }
+    );
+    assert!(started.elapsed() < Duration::from_millis(100));
+    drop(link);
+    drop(processes);
+    // With its caller gone the server ends.
+    assert!(server.join().unwrap().is_err());
 }
