@@ -299,14 +299,17 @@ impl Caller {
         if t.state.load(Ordering::Acquire) == LEFT {
             return Err(t.left());
         }
+        // The deadline is this loop's to call: zenoh's own query timeout is
+        // set a second later, as its timeout arrives as an error reply
+        // ("Timeout") that would pass for the server's refusal.
+        let start = Instant::now();
         let replies = self
             .session
             .get(&t.key)
             .payload(request)
-            .timeout(deadline)
+            .timeout(deadline + Duration::from_secs(1))
             .wait()
             .map_err(transport)?;
-        let start = Instant::now();
         loop {
             if t.state.load(Ordering::Acquire) == LEFT {
                 return Err(t.left());
