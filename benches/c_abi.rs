@@ -17,7 +17,7 @@ use lockstep::lockstep_status::LOCKSTEP_OK;
 use lockstep_abi::Isolation;
 use lockstep_harness::Micros;
 use lockstep_harness::engine::{Engine, PlantRunner};
-use lockstep_harness::scenario::Scenario;
+use lockstep_harness::inputs::scenario::Scenario;
 
 fn scenario_text() -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

@@ -19,7 +19,7 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group, criterion_main};
 use lockstep_abi::{Isolation, IsolationOptions};
 use lockstep_harness::engine::Engine;
-use lockstep_harness::scenario::Scenario;
+use lockstep_harness::inputs::scenario::Scenario;
 use lockstep_plant::integrate::{Integrator, Method, Options, StepStart};
 use lockstep_plant::{AircraftSpec, HeldPlant, Multirotor, PlantInputs, fixtures};
 use ode_solvers::{DVector, Dopri5, Rk4, System};

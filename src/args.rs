@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use lockstep_harness::scenario::{Override, Scenario};
+use lockstep_harness::inputs::scenario::{Override, Scenario};
 
 use crate::bundled;
 
@@ -175,7 +175,7 @@ impl ScenarioArgs {
 }
 
 /// The files a run of `s` reads, named for the output-aliasing check
-/// (`lockstep_harness::paths::check_outputs`): the scenario, the autopilot
+/// (`lockstep_harness::io::paths::check_outputs`): the scenario, the autopilot
 /// library, the spec when it is a file, and the mission.
 pub fn inputs<'a>(
     scenario: &'a Path,

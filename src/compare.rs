@@ -7,10 +7,10 @@ use std::process::ExitCode;
 
 use lockstep_abi::Isolation;
 use lockstep_harness::engine::Engine;
+use lockstep_harness::inputs::scenario::{Override, Scenario};
 use lockstep_harness::integrator_study::{
     self as study, Candidate, Flight, GROUPS, Setting, Study, default_candidates,
 };
-use lockstep_harness::scenario::{Override, Scenario};
 use lockstep_plant::integrate::Method;
 use lockstep_plot::{WorkPoint, WorkSeries};
 
@@ -70,7 +70,7 @@ pub fn command(o: CompareOptions) -> ExitCode {
         ("the plot", plot_files[0].as_path()),
         ("the plot", plot_files[1].as_path()),
     ];
-    if let Err(e) = lockstep_harness::paths::check_outputs(&inputs, &outputs) {
+    if let Err(e) = lockstep_harness::io::paths::check_outputs(&inputs, &outputs) {
         return refuse(e.to_string());
     }
 

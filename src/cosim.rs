@@ -11,7 +11,7 @@ use lockstep_cosim::CosimError;
 use lockstep_cosim::assemble::{RunOptions, assemble_with, make_participant, threads_of};
 use lockstep_cosim::file::{FileMode, SystemFile};
 use lockstep_cosim::record::Recorder;
-use lockstep_harness::report::{file_digest, real_time_factor};
+use lockstep_harness::outcome::report::{file_digest, real_time_factor};
 
 use crate::bundled;
 use crate::fly::IsolationArg;

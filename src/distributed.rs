@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use lockstep_abi::Isolation;
-use lockstep_harness::scenario::Override;
+use lockstep_harness::inputs::scenario::Override;
 
 use crate::run::{Exit, Output};
 

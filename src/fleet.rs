@@ -11,8 +11,8 @@ use lockstep_abi::Isolation;
 use lockstep_fleet::run::{FleetError, FleetOptions, log_path};
 use lockstep_fleet::separation::{Closest, Encounter};
 use lockstep_fleet::{Fleet, FleetScenario};
-use lockstep_harness::report::{file_digest, real_time_factor};
-use lockstep_harness::scenario::Override;
+use lockstep_harness::inputs::scenario::Override;
+use lockstep_harness::outcome::report::{file_digest, real_time_factor};
 
 use crate::run::{Exit, Output, status_code};
 

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use lockstep_harness::engine::PlantRunner;
-use lockstep_harness::scenario::Scenario;
+use lockstep_harness::inputs::scenario::Scenario;
 use sha2::{Digest, Sha256};
 
 use crate::run::Exit;

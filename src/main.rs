@@ -358,7 +358,7 @@ fn main() -> ExitCode {
         } => {
             let mut overrides = Vec::new();
             for s in &set {
-                match lockstep_harness::scenario::Override::parse("--set", s) {
+                match lockstep_harness::inputs::scenario::Override::parse("--set", s) {
                     Ok(o) => overrides.push(o),
                     Err(e) => {
                         warn!("lockstep montecarlo-run: {e}");
@@ -403,10 +403,10 @@ fn main() -> ExitCode {
             if markdown {
                 say!(
                     "{}",
-                    lockstep_harness::scenario::reference::markdown().trim_end()
+                    lockstep_harness::inputs::scenario::reference::markdown().trim_end()
                 );
             } else {
-                let schema = lockstep_harness::scenario::reference::schema();
+                let schema = lockstep_harness::inputs::scenario::reference::schema();
                 say!(
                     "{}",
                     serde_json::to_string_pretty(&schema).expect("a schema is JSON")

@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use lockstep_abi::Isolation;
+use lockstep_harness::inputs::scenario::{Override, Scenario};
 use lockstep_harness::montecarlo::{self as mc, Aggregate, Draw, RunRow, RunStatus};
-use lockstep_harness::scenario::{Override, Scenario};
 
 use crate::run::Exit;
 
@@ -97,7 +97,7 @@ pub fn command(o: Options) -> ExitCode {
         ("a histogram", plots[0].as_path()),
         ("a histogram", plots[1].as_path()),
     ];
-    if let Err(e) = lockstep_harness::paths::check_outputs(&inputs, &outputs) {
+    if let Err(e) = lockstep_harness::io::paths::check_outputs(&inputs, &outputs) {
         return refuse(e.to_string());
     }
 

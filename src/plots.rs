@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use lockstep_harness::log_meta::sidecar_path;
-use lockstep_harness::mission::Mission;
+use lockstep_harness::inputs::mission::Mission;
+use lockstep_harness::io::log_meta::sidecar_path;
 use lockstep_plant::env::geodesy::{Geodetic, WorldOrigin};
 
 /// The mission's waypoints (north, east) from the log's sidecar, if it

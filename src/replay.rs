@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use lockstep_harness::record::Replay;
+use lockstep_harness::io::record::Replay;
 use lockstep_plant::AircraftSpec;
 
 use crate::run::Exit;
@@ -37,7 +37,7 @@ pub fn command(
             }
         },
     };
-    let truth = match compare.map(lockstep_harness::log_compare::LogTruth::read) {
+    let truth = match compare.map(lockstep_harness::io::log_compare::LogTruth::read) {
         None => None,
         Some(Ok(t)) => Some(t),
         Some(Err(e)) => {
@@ -77,14 +77,14 @@ pub fn command(
     let mut replay_log = match (log, log_period_us) {
         (Some((path, _)), Some(period)) => {
             let inputs: Vec<(&str, &Path)> = vec![("the recording", recording)];
-            let sidecar = lockstep_harness::log_meta::sidecar_path(path);
+            let sidecar = lockstep_harness::io::log_meta::sidecar_path(path);
             let outputs: Vec<(&str, &Path)> =
                 vec![("--log", path), ("the log's sidecar", &sidecar)];
-            if let Err(e) = lockstep_harness::paths::check_outputs(&inputs, &outputs) {
+            if let Err(e) = lockstep_harness::io::paths::check_outputs(&inputs, &outputs) {
                 warn!("lockstep replay: {e}");
                 return Exit::ConfigError.into();
             }
-            match lockstep_harness::replay_log::ReplayLog::create(
+            match lockstep_harness::io::replay_log::ReplayLog::create(
                 path,
                 recording,
                 replay.plant(),
@@ -130,7 +130,10 @@ pub fn command(
             log.display(),
             d.unmatched
         );
-        for ((group, _), m) in lockstep_harness::log_compare::GROUPS.iter().zip(d.max_abs) {
+        for ((group, _), m) in lockstep_harness::io::log_compare::GROUPS
+            .iter()
+            .zip(d.max_abs)
+        {
             say!("  max |diff|  {group:<20} {m:.3e}");
         }
     }

@@ -9,10 +9,10 @@ use std::time::Instant;
 
 use lockstep_abi::{AbiError, Isolation};
 use lockstep_harness::engine::{Engine, EngineError};
-use lockstep_harness::report::{
+use lockstep_harness::inputs::scenario::{Override, Scenario};
+use lockstep_harness::outcome::report::{
     FinalState, FlightReport, LogReport, Outcome, VerdictReport, real_time_factor,
 };
-use lockstep_harness::scenario::{Override, Scenario};
 
 /// The exit statuses, documented in the README.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,7 +165,9 @@ pub fn fly(o: FlyOptions) -> ExitCode {
     let autopilot = o.autopilot.as_path();
     let scenario = o.scenario.as_path();
     let inputs = crate::args::inputs(scenario, autopilot, &s);
-    let sidecar = log.as_deref().map(lockstep_harness::log_meta::sidecar_path);
+    let sidecar = log
+        .as_deref()
+        .map(lockstep_harness::io::log_meta::sidecar_path);
     let plot_files: Vec<PathBuf> = plot
         .iter()
         .flat_map(|stem| lockstep_plot::output_files(stem))
@@ -182,7 +184,7 @@ pub fn fly(o: FlyOptions) -> ExitCode {
     .into_iter()
     .filter_map(|(w, p)| p.map(|p| (w, p)))
     .collect();
-    if let Err(e) = lockstep_harness::paths::check_outputs(&inputs, &outputs) {
+    if let Err(e) = lockstep_harness::io::paths::check_outputs(&inputs, &outputs) {
         warn!("lockstep {verb}: {e}");
         return Exit::ConfigError.into();
     }
@@ -266,7 +268,7 @@ pub fn fly(o: FlyOptions) -> ExitCode {
     };
     let mut extras_status = Exit::Success;
     if let (Some(u), Some(l)) = (&o.ulog, &log_report)
-        && let Err(e) = lockstep_harness::ulog::export(Path::new(&l.path), u)
+        && let Err(e) = lockstep_harness::io::ulog::export(Path::new(&l.path), u)
     {
         warn!("lockstep {verb}: --ulog: {e}");
         extras_status = Exit::RunError;
@@ -305,7 +307,7 @@ pub fn fly(o: FlyOptions) -> ExitCode {
         Err(_) => engine.now().0,
     };
     let report = FlightReport {
-        report_version: lockstep_harness::report::REPORT_VERSION,
+        report_version: lockstep_harness::outcome::report::REPORT_VERSION,
         scenario: scenario.display().to_string(),
         description: s.description.clone(),
         autopilot: autopilot.display().to_string(),

@@ -18,7 +18,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use lockstep_harness::engine::Engine;
-use lockstep_harness::scenario::Scenario;
+use lockstep_harness::inputs::scenario::Scenario;
 use lockstep_plant::env::atmosphere::Isa;
 use lockstep_plant::integrate::{ErrorGroup, Integrator, Method, Options, System};
 use lockstep_plant::{AircraftSpec, Multirotor, PlantInputs, StateLayout};

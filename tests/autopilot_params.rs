@@ -7,8 +7,8 @@ use std::path::Path;
 
 use lockstep_harness::Micros;
 use lockstep_harness::engine::Engine;
-use lockstep_harness::scenario::{Scenario, ScenarioError};
-use lockstep_harness::vehicle::autopilot_config;
+use lockstep_harness::engine::autopilot_config::autopilot_config;
+use lockstep_harness::inputs::scenario::{Scenario, ScenarioError};
 use lockstep_plant::AircraftSpec;
 
 #[test]

@@ -8,8 +8,8 @@ mod common;
 
 use lockstep_abi::ffi::*;
 use lockstep_harness::Micros;
-use lockstep_harness::mission::Mission;
-use lockstep_harness::vehicle::autopilot_config;
+use lockstep_harness::engine::autopilot_config::autopilot_config;
+use lockstep_harness::inputs::mission::Mission;
 use lockstep_plant::integrate::{Integrator, Method, Options};
 use lockstep_plant::{AircraftSpec, HeldPlant, PlantInputs};
 

@@ -209,7 +209,7 @@ fn the_radio_loses_reports_at_its_rate_and_beyond_its_range() {
 fn hover_with(force: [f64; 3], wind: [f64; 3]) -> (f64, [f64; 3], [f64; 3]) {
     use lockstep_cosim::vehicle::{VehicleOptions, VehicleParticipant};
     use lockstep_cosim::{Connect, FnParticipant, Mode, SystemBuilder, TransferSpec, Variable};
-    use lockstep_harness::scenario::{Override, Scenario};
+    use lockstep_harness::inputs::scenario::{Override, Scenario};
     let s = Scenario::load_with(
         examples().join("cosim/vehicle.toml"),
         &[

@@ -14,7 +14,7 @@ use lockstep_distributed::{PrimaryOptions, run_local};
 use lockstep_fleet::run::{FleetOptions, log_path};
 use lockstep_fleet::{Fleet, FleetScenario};
 use lockstep_harness::Micros;
-use lockstep_harness::report::file_digest;
+use lockstep_harness::outcome::report::file_digest;
 
 fn swarm(duration_us: u64) -> FleetScenario {
     let p = examples().join("scenarios/swarm.toml");

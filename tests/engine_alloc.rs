@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 
 use lockstep_harness::engine::Engine;
-use lockstep_harness::scenario::Scenario;
+use lockstep_harness::inputs::scenario::Scenario;
 
 #[path = "../plant/tests/support/counting_alloc.rs"]
 mod counting_alloc;

@@ -6,8 +6,8 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use lockstep_harness::engine::{Engine, EngineError};
-use lockstep_harness::log::header;
-use lockstep_harness::scenario::Scenario;
+use lockstep_harness::inputs::scenario::Scenario;
+use lockstep_harness::io::log::header;
 
 fn scenario(edits: &[(&str, &str)]) -> Scenario {
     common::example_scenario(edits)

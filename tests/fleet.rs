@@ -10,8 +10,8 @@ use lockstep_abi::Isolation;
 use lockstep_fleet::run::{FleetOptions, log_path};
 use lockstep_fleet::separation::EncounterKind;
 use lockstep_fleet::{Fleet, FleetScenario};
-use lockstep_harness::report::file_digest;
-use lockstep_harness::verdict::CrashKind;
+use lockstep_harness::outcome::report::file_digest;
+use lockstep_harness::outcome::verdict::CrashKind;
 
 /// Two Iris that both hover over the origin: the one starting 6 m north
 /// flies into the other.

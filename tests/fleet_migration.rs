@@ -11,7 +11,7 @@ use common::{BUNDLED, HOST, TempDir, examples};
 use lockstep_abi::{Isolation, IsolationOptions};
 use lockstep_fleet::run::{FleetOptions, log_path};
 use lockstep_fleet::{Fleet, FleetScenario};
-use lockstep_harness::report::file_digest;
+use lockstep_harness::outcome::report::file_digest;
 
 /// Three vehicles in busy weather: every kind of state a vehicle carries
 /// is live when it moves.

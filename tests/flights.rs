@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use lockstep_abi::ffi::*;
 use lockstep_harness::engine::Engine;
-use lockstep_harness::scenario::Scenario;
+use lockstep_harness::inputs::scenario::Scenario;
 
 fn example() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/scenarios/square.toml")

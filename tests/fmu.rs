@@ -10,7 +10,7 @@ use std::process::Command;
 
 use lockstep_abi::Isolation;
 use lockstep_harness::engine::Engine;
-use lockstep_harness::scenario::Scenario;
+use lockstep_harness::inputs::scenario::Scenario;
 
 use common::{BUNDLED, LOCKSTEP, SINGLE_INSTANCE, TempDir};
 

@@ -15,8 +15,8 @@ use lockstep_harness::Micros;
 use lockstep_harness::engine::{
     Engine, EngineError, HostBattery, HostTruth, HostedVehicle, PlantRunner,
 };
-use lockstep_harness::scenario::{Action, Scenario};
-use lockstep_harness::sensors::Truth;
+use lockstep_harness::environment::sensors::Truth;
+use lockstep_harness::inputs::scenario::{Action, Scenario};
 
 use common::BUNDLED;
 

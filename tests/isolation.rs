@@ -14,7 +14,7 @@ use lockstep_abi::ffi::*;
 use lockstep_abi::{AbiError, Autopilot, Function, Isolation, IsolationOptions};
 use lockstep_harness::Micros;
 use lockstep_harness::engine::{Engine, EngineError};
-use lockstep_harness::scenario::Scenario;
+use lockstep_harness::inputs::scenario::Scenario;
 
 /// The second line of every failed run's stderr.
 fn stopped_at(t: &str) -> String {

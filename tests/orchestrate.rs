@@ -392,7 +392,7 @@ fn fleet_files_are_refused_with_their_key() {
     // Too large to be a fleet file, or not there.
     let dir = TempDir::new("orchestrate-big");
     let big = dir.join("big.toml");
-    let n = lockstep_harness::scenario::MAX_SCENARIO_BYTES + 1;
+    let n = lockstep_harness::inputs::scenario::MAX_SCENARIO_BYTES + 1;
     std::fs::write(&big, vec![b'#'; n as usize]).unwrap();
     assert_eq!(
         FleetFile::load(&big).unwrap_err().to_string(),

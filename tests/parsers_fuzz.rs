@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use lockstep_harness::mission::Mission;
-use lockstep_harness::scenario::Scenario;
+use lockstep_harness::inputs::mission::Mission;
+use lockstep_harness::inputs::scenario::Scenario;
 use proptest::prelude::*;
 
 const MISSION: &str = include_str!("../examples/missions/square.waypoints");
@@ -115,11 +115,11 @@ proptest! {
         // Relative to the real scenario's directory, so its mission resolves.
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/scenarios/fuzz.toml");
         if let Ok(s) = Scenario::from_toml_str(&mutate(SCENARIO, &edits), &path) {
-            prop_assert!(s.duration.0 > 0 && s.duration.0 as f64 <= lockstep_harness::scenario::MAX_DURATION_S * 1e6);
+            prop_assert!(s.duration.0 > 0 && s.duration.0 as f64 <= lockstep_harness::inputs::scenario::MAX_DURATION_S * 1e6);
             for c in &s.cadences {
                 prop_assert!(c.period.0 > 0);
             }
-            if let lockstep_harness::scenario::WindModel::Constant { ned_mps } = s.wind {
+            if let lockstep_harness::inputs::scenario::WindModel::Constant { ned_mps } = s.wind {
                 prop_assert!(ned_mps.iter().all(|v| v.is_finite()));
             }
             let (n, e, y) = s.start;

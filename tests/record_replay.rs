@@ -6,8 +6,8 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use lockstep_harness::engine::Engine;
-use lockstep_harness::record::{EndStatus, RecordError, Replay};
-use lockstep_harness::scenario::Scenario;
+use lockstep_harness::inputs::scenario::Scenario;
+use lockstep_harness::io::record::{EndStatus, RecordError, Replay};
 use lockstep_plant::AircraftSpec;
 
 fn scenario(edits: &[(&str, &str)]) -> Scenario {

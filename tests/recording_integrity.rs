@@ -7,8 +7,8 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use lockstep_harness::engine::Engine;
-use lockstep_harness::record::{CrcPart, EndStatus, RecordError, Replay};
-use lockstep_harness::scenario::Scenario;
+use lockstep_harness::inputs::scenario::Scenario;
+use lockstep_harness::io::record::{CrcPart, EndStatus, RecordError, Replay};
 
 /// The example flight, cut to `duration_s`, on `spec`.
 fn scenario(duration_s: &str, spec: &str) -> Scenario {

@@ -349,8 +349,8 @@ impl From<EngineError> for Failure {
     }
 }
 
-impl From<lockstep_harness::scenario::ScenarioError> for Failure {
-    fn from(e: lockstep_harness::scenario::ScenarioError) -> Failure {
+impl From<lockstep_harness::inputs::scenario::ScenarioError> for Failure {
+    fn from(e: lockstep_harness::inputs::scenario::ScenarioError) -> Failure {
         Failure::new(LOCKSTEP_ERR_CONFIG, e.to_string())
     }
 }

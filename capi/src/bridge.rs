@@ -11,7 +11,7 @@ use std::path::Path;
 
 use lockstep_harness::Micros;
 use lockstep_harness::engine::{HostBattery, HostTruth, HostedVehicle};
-use lockstep_harness::sensors::Truth;
+use lockstep_harness::environment::sensors::Truth;
 
 use crate::boundary::*;
 use crate::options::{Setup, scenario_file, scenario_text, setup};
@@ -35,7 +35,7 @@ pub(crate) struct Bridge {
 static BRIDGES: Registry<Bridge> = Registry::new(2, "lockstep_bridge");
 
 fn create(
-    scenario: &lockstep_harness::scenario::Scenario,
+    scenario: &lockstep_harness::inputs::scenario::Scenario,
     s: Setup,
     out: *mut *mut lockstep_bridge,
 ) -> Outcome {

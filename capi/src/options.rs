@@ -57,10 +57,10 @@ pub(crate) unsafe fn setup(options: *const lockstep_options) -> Result<Setup, Fa
 /// `path` is NULL or NUL-terminated.
 pub(crate) unsafe fn scenario_file(
     path: *const c_char,
-) -> Result<lockstep_harness::scenario::Scenario, Failure> {
+) -> Result<lockstep_harness::inputs::scenario::Scenario, Failure> {
     // SAFETY: the caller's promise.
     let p = unsafe { text(path, "scenario_path") }?;
-    Ok(lockstep_harness::scenario::Scenario::load(p)?)
+    Ok(lockstep_harness::inputs::scenario::Scenario::load(p)?)
 }
 
 /// A scenario given as TOML text; its relative paths are taken from
@@ -71,12 +71,12 @@ pub(crate) unsafe fn scenario_file(
 pub(crate) unsafe fn scenario_text(
     toml: *const c_char,
     base_dir: *const c_char,
-) -> Result<lockstep_harness::scenario::Scenario, Failure> {
+) -> Result<lockstep_harness::inputs::scenario::Scenario, Failure> {
     // SAFETY: the caller's promise.
     let t = unsafe { text(toml, "toml") }?;
     // SAFETY: the caller's promise.
     let dir = unsafe { optional_path(base_dir, "base_dir") }?.unwrap_or_else(|| ".".into());
-    Ok(lockstep_harness::scenario::Scenario::from_toml_str(
+    Ok(lockstep_harness::inputs::scenario::Scenario::from_toml_str(
         t,
         dir.join("(scenario text)"),
     )?)

@@ -7,7 +7,7 @@ use std::ffi::c_char;
 
 use lockstep_harness::Micros;
 use lockstep_harness::engine::{Engine, EngineError};
-use lockstep_harness::mission::Mission;
+use lockstep_harness::inputs::mission::Mission;
 
 use crate::boundary::*;
 use crate::options::{Setup, scenario_file, scenario_text, setup};
@@ -31,7 +31,7 @@ pub(crate) struct Sim {
 static SIMS: Registry<Sim> = Registry::new(1, "lockstep_sim");
 
 fn create(
-    scenario: &lockstep_harness::scenario::Scenario,
+    scenario: &lockstep_harness::inputs::scenario::Scenario,
     s: Setup,
     out: *mut *mut lockstep_sim,
 ) -> Outcome {

@@ -204,7 +204,7 @@ pub const LOCKSTEP_SENSOR_BARO: u32 = 2;
 pub const LOCKSTEP_SENSOR_GPS: u32 = 3;
 pub const LOCKSTEP_SENSOR_ESTIMATOR: u32 = 4;
 
-use lockstep_harness::scenario::{Action, SensorId};
+use lockstep_harness::inputs::scenario::{Action, SensorId};
 
 /// A command value from C as a scenario action.
 pub(crate) fn command(value: u32) -> Result<Action, Failure> {

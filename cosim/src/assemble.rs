@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use lockstep_abi::Isolation;
-use lockstep_harness::scenario::Scenario;
+use lockstep_harness::inputs::scenario::Scenario;
 
 use crate::error::CosimError;
 use crate::file::{FileMode, ParticipantKind, SystemFile, TransferKind};

@@ -14,7 +14,7 @@
 use std::collections::VecDeque;
 
 use lockstep_harness::Micros;
-use lockstep_harness::rng::{RngStreams, Stream};
+use lockstep_harness::time::rng::{RngStreams, Stream};
 
 use crate::transfer::Transfer;
 use crate::vehicle::TRAFFIC_STRIDE;

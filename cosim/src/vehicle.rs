@@ -14,8 +14,9 @@ use std::path::Path;
 
 use lockstep_abi::Isolation;
 use lockstep_harness::Micros;
-use lockstep_harness::engine::{Engine, Summary};
-use lockstep_harness::scenario::{Action, Scenario};
+use lockstep_harness::engine::Engine;
+use lockstep_harness::inputs::scenario::{Action, Scenario};
+use lockstep_harness::outcome::Summary;
 
 use crate::participant::{Participant, ParticipantError, Variable};
 
@@ -268,7 +269,7 @@ impl Participant for VehicleParticipant {
             self.summary = Some(s);
         }
         let outcome = match &self.summary {
-            Some(s) => serde_json::from_str(&lockstep_harness::report::summary_json(s))
+            Some(s) => serde_json::from_str(&lockstep_harness::outcome::report::summary_json(s))
                 .map_err(|e| ParticipantError(e.to_string()))?,
             None => serde_json::Value::Null,
         };

@@ -17,7 +17,7 @@
 
 use std::path::{Path, PathBuf};
 
-use lockstep_harness::scenario::read_bounded;
+use lockstep_harness::inputs::scenario::read_bounded;
 use lockstep_orchestrator::{TimelineInfo, Timestamp};
 use lockstep_plant::spec::{deserialize_strict, parse_table};
 use serde::Deserialize;

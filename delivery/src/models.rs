@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use lockstep_harness::rng::{RngStreams, Stream};
+use lockstep_harness::time::rng::{RngStreams, Stream};
 use lockstep_orchestrator::{DataMask, Key, Model, Moment, Outcome, Timestamp, Update};
 use serde_json::{Value, json};
 

@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use lockstep_abi::Isolation;
-use lockstep_harness::rng::RngStreams;
-use lockstep_harness::scenario::{Override, Scenario};
+use lockstep_harness::inputs::scenario::{Override, Scenario};
+use lockstep_harness::time::rng::RngStreams;
 use lockstep_orchestrator::{Call, Model, Orchestrator, OrchestratorError, Stats};
 use serde_json::Value;
 

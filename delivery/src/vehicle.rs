@@ -16,7 +16,7 @@ use lockstep_abi::ffi::{
 };
 use lockstep_harness::Micros;
 use lockstep_harness::engine::Engine;
-use lockstep_harness::scenario::{Action, Scenario};
+use lockstep_harness::inputs::scenario::{Action, Scenario};
 use lockstep_orchestrator::{DataMask, Key, Model, Moment, Outcome, Timestamp, Update};
 use lockstep_plant::env::geodesy::{Geodetic, WorldOrigin};
 use serde_json::{Value, json};

@@ -17,8 +17,8 @@ use lockstep_fleet::run::{log_path, rotor_tip_radius_m};
 use lockstep_fleet::separation::{Closest, Encounter, Separation};
 use lockstep_harness::Micros;
 use lockstep_harness::engine::{LogHandle, PlantRunner, finish_log, open_log, shaped_row};
-use lockstep_harness::log::LogRow;
-use lockstep_harness::persist::{Persist, Reader};
+use lockstep_harness::io::log::LogRow;
+use lockstep_harness::io::persist::{Persist, Reader};
 
 use crate::link::{Control, LinkError, PrimaryLink};
 use crate::protocol::{Ack, Arrival, Collision, Step};

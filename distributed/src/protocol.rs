@@ -61,7 +61,7 @@ pub struct Report {
     pub performer: u32,
     /// Its position (NED, m) at the boundary.
     pub position_ned_m: [f64; 3],
-    /// The log rows since the last ack, encoded (see `lockstep_harness::persist`).
+    /// The log rows since the last ack, encoded (see `lockstep_harness::io::persist`).
     pub rows: Vec<u8>,
     pub row_count: u32,
     /// Its state, when released.

@@ -9,7 +9,7 @@ use lockstep_abi::Isolation;
 use lockstep_fleet::FleetScenario;
 use lockstep_harness::Micros;
 use lockstep_harness::engine::{Engine, EngineError};
-use lockstep_harness::persist::Persist;
+use lockstep_harness::io::persist::Persist;
 
 use crate::link::{LinkError, SecondaryLink};
 use crate::protocol::{Ack, Failure, Report, Step};

@@ -2,4 +2,4 @@
 //! vehicle of a fleet (shared with the co-simulation, so it lives in the
 //! harness).
 
-pub use lockstep_harness::report::summary_json;
+pub use lockstep_harness::outcome::report::summary_json;

@@ -12,8 +12,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use lockstep_abi::Isolation;
 use lockstep_harness::Micros;
-use lockstep_harness::engine::{Engine, EngineError, Summary};
-use lockstep_harness::scenario::Scenario;
+use lockstep_harness::engine::{Engine, EngineError};
+use lockstep_harness::inputs::scenario::Scenario;
+use lockstep_harness::outcome::Summary;
 use rayon::prelude::*;
 
 use crate::scenario::FleetScenario;

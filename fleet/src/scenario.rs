@@ -42,8 +42,8 @@
 use std::path::{Path, PathBuf};
 
 use lockstep_harness::Micros;
-use lockstep_harness::rng::RngStreams;
-use lockstep_harness::scenario::{Override, Scenario, ScenarioError};
+use lockstep_harness::inputs::scenario::{Override, Scenario, ScenarioError};
+use lockstep_harness::time::rng::RngStreams;
 use lockstep_plant::spec::SpecError;
 
 use crate::levels::{Level, Levels};

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use lockstep_abi::Isolation;
 use lockstep_harness::engine::Engine;
-use lockstep_harness::scenario::{Action, Scenario, SensorId};
+use lockstep_harness::inputs::scenario::{Action, Scenario, SensorId};
 
 use crate::variables::{Kind, Slot, Variable, table};
 

@@ -2,7 +2,7 @@
 //! written and fmi2Get*/fmi2Set* are served (the value reference of a
 //! variable is its index in the table).
 
-use lockstep_harness::scenario::Action;
+use lockstep_harness::inputs::scenario::Action;
 
 /// FMI's variable types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

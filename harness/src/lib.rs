@@ -1,43 +1,26 @@
-//! lockstep-harness: the lockstep runtime.
+//! lockstep-harness: the lockstep runtime, in folders named for what they
+//! hold.
 //!
-//! - [`time`], [`timeline`], [`stage`]: integer-microsecond time, exact
-//!   cadences, boundaries, and the canonical stage order.
-//! - [`scenario`], [`mission`]: what to fly (TOML scenarios, QGC missions).
-//! - [`engine`]: the fixed-step and event-driven engines.
-//! - [`wind`], [`dryden`], [`sensors`], [`rng`], [`ziggurat`]: the sources
-//!   and their random streams.
-//! - [`vehicle`]: the autopilot's view of the plant.
-//! - [`log`], [`record`]: the CSV flight log, recording and replay.
+//! - [`time`]: integer-microsecond time, exact cadences, the timeline of
+//!   boundaries, the canonical stage order, named random streams.
+//! - [`inputs`]: what to fly (TOML scenarios and their overrides, missions,
+//!   the world origin, autopilot parameters).
+//! - [`environment`]: wind and the sensor and estimator models.
+//! - [`engine`]: the fixed-step and event-driven engines that step a vehicle
+//!   (plant, avionics, autopilot bridge) through the timeline.
+//! - [`outcome`]: the verdict, the journal, a vehicle's outcome as a value.
+//! - [`io`]: the flight log and its sidecar, ULog, recordings and replay,
+//!   saved state, output paths.
 //! - [`integrator_study`]: integrators compared on a recorded flight.
+//! - [`montecarlo`]: one run of a Monte Carlo batch and its row.
 
-pub mod autopilot_params;
-pub mod dryden;
 pub mod engine;
-pub mod error;
+pub mod environment;
+pub mod inputs;
 pub mod integrator_study;
-pub mod journal;
-pub mod log;
-pub mod log_compare;
-pub mod log_meta;
-pub mod mission;
+pub mod io;
 pub mod montecarlo;
-pub mod paths;
-pub mod persist;
-pub mod record;
-pub mod replay_log;
-pub mod report;
-pub mod rng;
-pub mod scenario;
-pub mod sensors;
-pub mod stage;
+pub mod outcome;
 pub mod time;
-pub mod timeline;
-pub mod ulog;
-pub mod vehicle;
-pub mod verdict;
-pub mod wind;
-pub mod world;
-pub mod ziggurat;
 
-pub use error::ConfigError;
-pub use time::{Cadence, Micros};
+pub use time::{Cadence, ConfigError, Micros};

@@ -208,7 +208,7 @@ pub fn item(
 
 /// The example scenario (examples/scenarios/square.toml) with text edits
 /// applied; relative paths in it stay valid.
-pub fn example_scenario(edits: &[(&str, &str)]) -> lockstep_harness::scenario::Scenario {
+pub fn example_scenario(edits: &[(&str, &str)]) -> lockstep_harness::inputs::scenario::Scenario {
     let example =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/scenarios/square.toml");
     let mut text = std::fs::read_to_string(&example).unwrap();
@@ -216,7 +216,7 @@ pub fn example_scenario(edits: &[(&str, &str)]) -> lockstep_harness::scenario::S
         assert!(text.contains(from), "{from}");
         text = text.replacen(from, to, 1);
     }
-    lockstep_harness::scenario::Scenario::from_toml_str(&text, example).unwrap()
+    lockstep_harness::inputs::scenario::Scenario::from_toml_str(&text, example).unwrap()
 }
 
 // ---------------------------------------------------------------------------

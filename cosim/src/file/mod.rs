@@ -64,8 +64,8 @@
 use std::path::{Path, PathBuf};
 
 use lockstep_harness::Micros;
-use lockstep_harness::rng::RngStreams;
-use lockstep_harness::scenario::{Override, read_bounded};
+use lockstep_harness::inputs::scenario::{Override, read_bounded};
+use lockstep_harness::time::rng::RngStreams;
 use lockstep_plant::spec::{deserialize_strict, parse_table};
 use serde::Deserialize;
 

@@ -1,7 +1,7 @@
 //! `[[participants]]`: each entry checked against its kind's keys, then
 //! read as that kind.
 
-use lockstep_harness::scenario::Override;
+use lockstep_harness::inputs::scenario::Override;
 use toml::Value;
 
 use super::{

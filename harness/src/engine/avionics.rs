@@ -8,8 +8,8 @@ use lockstep_abi::ffi::*;
 use lockstep_abi::{AbiError, Autopilot};
 
 use crate::Micros;
-use crate::scenario::SensorId;
-use crate::sensors::{Baro, Estimator, Gps, History, Imu, Mag, Truth};
+use crate::environment::sensors::{Baro, Estimator, Gps, History, Imu, Mag, Truth};
+use crate::inputs::scenario::SensorId;
 
 /// What one sensor fault does.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -202,15 +202,15 @@ impl Avionics {
     }
 }
 
-// The avionics' running state (see crate::persist); the autopilot's own
+// The avionics' running state (see crate::io::persist); the autopilot's own
 // state moves through its snapshot functions (see Engine::snapshot).
-crate::persist::persist_fields!(SensorFault {
+crate::io::persist::persist_fields!(SensorFault {
     dropout,
     freeze,
     bias
 });
 
-crate::persist::persist_fields!(Avionics {
+crate::io::persist::persist_fields!(Avionics {
     imu,
     mag,
     baro,

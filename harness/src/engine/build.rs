@@ -6,8 +6,8 @@
 //! for the whole-vehicle engine, the plant's integrator and the log.
 
 use super::*;
-use crate::sensors::{Baro, Estimator, Gps, History, Imu, Mag};
-use crate::wind::Wind;
+use crate::environment::sensors::{Baro, Estimator, Gps, History, Imu, Mag};
+use crate::environment::wind::Wind;
 use lockstep_plant::integrate::Options;
 
 /// An error about the scenario file's content.
@@ -37,12 +37,12 @@ pub(crate) fn resolve(scenario: &Scenario) -> Result<Resolved, EngineError> {
     // The world origin: the scenario's, the mission's home, or the
     // spec's; a mission far from it is refused.
     let env = &mut spec.environment;
-    let spec_origin = crate::world::Geo {
+    let spec_origin = crate::inputs::origin::Geo {
         lat_deg: env.origin_lat_deg,
         lon_deg: env.origin_lon_deg,
         alt_m: env.origin_alt_m,
     };
-    let (origin, _) = crate::world::origin(
+    let (origin, _) = crate::inputs::origin::origin(
         &scenario.world,
         spec_origin,
         mission.as_ref().map(|(p, m)| (*p, m)),
@@ -105,7 +105,7 @@ pub(crate) fn open_autopilot(
         &autopilot_config(&resolved.plant, ap_period),
         isolation,
     )?;
-    crate::autopilot_params::apply(&mut ap, &scenario.autopilot_params)
+    crate::inputs::autopilot_params::apply(&mut ap, &scenario.autopilot_params)
         .map_err(|(key, e)| invalid(scenario, format!("key `{key}`: {e}")))?;
     if let Some(m) = &resolved.mission {
         ap.upload_mission(&m.items)?;

@@ -8,7 +8,7 @@ use super::*;
 impl Engine {
     /// The timeline so far (events, mode changes, failsafes, crashes) in
     /// time order, and how many entries were dropped past its bound.
-    pub fn timeline(&self) -> (Vec<crate::journal::Entry>, u64) {
+    pub fn timeline(&self) -> (Vec<crate::outcome::journal::Entry>, u64) {
         let mut j = self.world.journal.clone();
         for c in self.vehicle.monitor.crashes() {
             j.crash(c.time, c.to_string());

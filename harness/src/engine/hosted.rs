@@ -19,8 +19,8 @@ use super::build::{self, Physics, invalid};
 use super::events::{Situation, stage_scenario};
 use super::vehicle::FaultState;
 use super::*;
-use crate::sensors::Truth;
-use crate::timeline::Due;
+use crate::environment::sensors::Truth;
+use crate::time::timeline::Due;
 
 /// The truth a host hands over at a boundary: the state the sensors see
 /// (its `time` must be [`HostedVehicle::next_time`]; specific force is what
@@ -271,7 +271,7 @@ impl HostedVehicle {
 
     /// Events, mode changes and failsafes so far, and how many entries were
     /// dropped past the journal's bound.
-    pub fn timeline(&self) -> (Vec<crate::journal::Entry>, u64) {
+    pub fn timeline(&self) -> (Vec<crate::outcome::journal::Entry>, u64) {
         self.world.journal.clone().finish()
     }
 

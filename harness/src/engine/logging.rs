@@ -2,6 +2,7 @@
 //! completed when the run ends.
 
 use super::*;
+use crate::io::log::fault_bits;
 
 impl Engine {
     /// Rewrites the log's sidecar with its rows, last time and digest.
@@ -136,7 +137,7 @@ pub fn open_log(
         &plant.name,
         scenario.seed,
         autopilot,
-        crate::log_meta::Origin {
+        crate::io::log_meta::Origin {
             lat_deg: g.lat_deg,
             lon_deg: g.lon_deg,
             alt_m: g.alt_m,

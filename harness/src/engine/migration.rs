@@ -11,7 +11,7 @@
 use lockstep_abi::AutopilotSnapshot;
 
 use super::*;
-use crate::persist::{Persist, PersistError, Reader};
+use crate::io::persist::{Persist, PersistError, Reader};
 
 /// The first bytes of a vehicle state, and its format version.
 const MAGIC: &[u8; 8] = b"LKVSTAT1";
@@ -35,7 +35,7 @@ impl Engine {
         self.vehicle.save(&mut w);
         self.wind_offset.save(&mut w);
         ap.last_time_us.save(&mut w);
-        crate::persist::save_len(ap.bytes.len(), &mut w);
+        crate::io::persist::save_len(ap.bytes.len(), &mut w);
         w.extend_from_slice(&ap.bytes);
         Ok(w)
     }

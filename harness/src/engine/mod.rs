@@ -8,7 +8,7 @@
 //! Built once from a scenario (library loaded and validated, plant built,
 //! every buffer preallocated), then [`Engine::step`] processes one timeline
 //! boundary: the plant is first integrated from the previous boundary with
-//! everything held, then the stages run in [`crate::stage::STAGE_ORDER`]:
+//! everything held, then the stages run in [`crate::time::stage::STAGE_ORDER`]:
 //! scenario events, faults, wind, sensors and estimator, autopilot, logging.
 //! [`Engine::run`] loops over `step` to the end.
 
@@ -21,18 +21,20 @@ use lockstep_abi::{AbiError, Autopilot, Isolation};
 use lockstep_plant::integrate::IntegratorError;
 use lockstep_plant::{AircraftSpec, Multirotor, PlantInputs, PlantOutputs, SpecError};
 
-use crate::log::{FlightLog, LogRow};
-use crate::log_meta::LogMeta;
-use crate::mission::{Mission, MissionError};
-use crate::record::{RecordError, Recorder};
-use crate::rng::RngStreams;
-use crate::scenario::{Action, Condition, EngineKind, Scenario, SensorId, Trigger};
-use crate::timeline::Timeline;
-use crate::vehicle::autopilot_config;
-use crate::verdict::{End, Monitor, Verdict};
-use crate::wind::Gust;
+use crate::environment::wind::Gust;
+use crate::inputs::mission::{Mission, MissionError};
+use crate::inputs::scenario::{Action, Condition, EngineKind, Scenario, SensorId, Trigger};
+use crate::io::log::{FlightLog, LogRow};
+use crate::io::log_meta::LogMeta;
+use crate::io::record::{RecordError, Recorder};
+use crate::outcome::Summary;
+use crate::outcome::verdict::{End, Monitor};
+use crate::time::rng::RngStreams;
+use crate::time::timeline::Timeline;
 use crate::{ConfigError, Micros};
+use autopilot_config::autopilot_config;
 
+pub mod autopilot_config;
 mod avionics;
 mod build;
 mod events;
@@ -97,7 +99,7 @@ pub enum EngineError {
     Interrupted { signal: i32, time_us: u64 },
     /// A vehicle state that does not load into this vehicle.
     #[error(transparent)]
-    State(#[from] crate::persist::PersistError),
+    State(#[from] crate::io::persist::PersistError),
 }
 
 /// `4 motors, numbered 0 to 3`, `1 battery, numbered 0`.
@@ -117,45 +119,8 @@ fn numbered(n: usize, what: &str) -> String {
     }
 }
 
-/// Fault bits in the log's `faults` column.
-pub mod fault_bits {
-    /// Motor `i` failed: bit `i`.
-    pub const MOTOR_FAILED: u32 = 0;
-    /// Thrust loss on any motor.
-    pub const THRUST_LOSS: u32 = 16;
-    /// Battery `j` disconnected: bit `20 + j`.
-    pub const BATTERY: u32 = 20;
-    /// Sensor `k` (imu, mag, baro, gps, estimator) faulted: bit `32 + k`.
-    pub const SENSOR: u32 = 32;
-}
-
 /// Boundaries between two calls of [`Engine::run_observed`]'s progress.
 pub const PROGRESS_EVERY: u32 = 4096;
-
-/// Where a run ended.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Summary {
-    pub end: Micros,
-    pub boundaries: u64,
-    pub position_ned_m: [f64; 3],
-    pub mode: u32,
-    pub armed: bool,
-    pub mission_finished: bool,
-    pub soc: f64,
-    pub log_rows: u64,
-    /// Crashes detected and the scenario's `[expect]` checks.
-    pub verdict: Verdict,
-    /// Events, mode changes, failsafes and crashes in time order.
-    pub timeline: Vec<crate::journal::Entry>,
-    /// Timeline entries dropped past [`crate::journal::MAX_ENTRIES`].
-    pub timeline_dropped: u64,
-    /// The largest tilt and the smallest state of charge seen by the
-    /// verdict's monitor (at the autopilot's cadence), and whether the
-    /// vehicle ended on the ground.
-    pub max_tilt_deg: f64,
-    pub min_soc: f64,
-    pub on_ground: bool,
-}
 
 /// A run: the world and its vehicle, and the loop that drives them
 /// (integrate to the next boundary, then the stages in order), with the
@@ -194,7 +159,7 @@ impl Engine {
         &self.vehicle.physics.plant
     }
 
-    /// Records this run to `path` (see [`crate::record`]); call before the
+    /// Records this run to `path` (see [`crate::io::record`]); call before the
     /// first step.
     pub fn record_to(&mut self, path: &Path) -> Result<(), EngineError> {
         if self.world.boundaries > 0 {
@@ -215,7 +180,7 @@ impl Engine {
             &p.x,
             // No boundary is later than the end; every multiple of the
             // finest cadence is a boundary, so none is further apart.
-            crate::record::TimeBounds {
+            crate::io::record::TimeBounds {
                 end_us: timeline.end().0,
                 max_interval_us: timeline
                     .cadences()
@@ -460,14 +425,14 @@ impl Engine {
             result.and_then(|()| self.vehicle.avionics.ap.close().map_err(EngineError::from));
         if let Some(r) = self.recorder.take() {
             let finished = r.finish(match &result {
-                Ok(()) => crate::record::EndStatus::Completed,
+                Ok(()) => crate::io::record::EndStatus::Completed,
                 Err(EngineError::Interrupted { signal, time_us }) => {
-                    crate::record::EndStatus::Interrupted {
+                    crate::io::record::EndStatus::Interrupted {
                         time_us: *time_us,
                         signal: *signal,
                     }
                 }
-                Err(e) => crate::record::EndStatus::Stopped {
+                Err(e) => crate::io::record::EndStatus::Stopped {
                     time_us: self.world.now.0,
                     reason: e.to_string(),
                 },

@@ -11,8 +11,8 @@ use lockstep_plant::multirotor::{MAX_BATTERIES, MAX_ROTORS};
 use super::avionics::{Avionics, SensorFault, SensorsDue};
 use super::plant_runner::PlantRunner;
 use crate::Micros;
-use crate::sensors::Truth;
-use crate::verdict::{Monitor, Sample};
+use crate::environment::sensors::Truth;
+use crate::outcome::verdict::{Monitor, Sample};
 
 /// The faults in force, set by scenario events; the faults stage turns them
 /// into plant inputs and sensor faults.
@@ -168,15 +168,15 @@ impl Vehicle {
     }
 }
 
-// The vehicle's running state (see crate::persist). `outputs` is left out:
+// The vehicle's running state (see crate::io::persist). `outputs` is left out:
 // every boundary that reads it computes it first.
-crate::persist::persist_fields!(FaultState {
+crate::io::persist::persist_fields!(FaultState {
     motor_failed,
     thrust_loss,
     battery_disconnected,
     sensors
 });
-crate::persist::persist_fields!(Vehicle {
+crate::io::persist::persist_fields!(Vehicle {
     physics,
     avionics,
     faults,

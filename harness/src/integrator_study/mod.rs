@@ -24,7 +24,7 @@ use std::time::Instant;
 use lockstep_plant::integrate::{Integrator, IntegratorError, Method, Options, Stats};
 use lockstep_plant::{HeldPlant, Multirotor, PlantInputs, StateLayout, Tolerances};
 
-use crate::record::{RecordError, Replay};
+use crate::io::record::{RecordError, Replay};
 
 pub use reference::IndependentCheck;
 pub use table::{csv_text, table_text};

@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 use super::Draw;
 use super::report::{Metrics, RunRow, RunStatus};
 use crate::engine::Engine;
-use crate::scenario::Scenario;
+use crate::inputs::scenario::Scenario;
 
 /// Flies run `draw.run` of a batch over `base` with the autopilot at
 /// `autopilot`: the draw applied, no log (a `log` cadence stays, so the

@@ -5,7 +5,7 @@
 //! bytes || name)` as its 256-bit state.
 //! A stream depends on the seed and its own name only, so adding, removing or
 //! reordering other streams never changes it. Normal deviates come from a
-//! ziggurat ([`crate::ziggurat`]) whose rare slow paths use `libm`, so every
+//! ziggurat ([`crate::time::ziggurat`]) whose rare slow paths use `libm`, so every
 //! stream gives the same numbers on every host. (v1 was ChaCha8 with
 //! Box–Muller normals; v2 draws about three times cheaper, which a lockstep
 //! run drawing nine normals per simulated millisecond notices. Simulation
@@ -49,7 +49,7 @@ impl RngStreams {
     pub fn stream(&self, name: &str) -> Stream {
         Stream {
             rng: Xoshiro256PlusPlus::from_seed(self.stream_key(name)),
-            normal: crate::ziggurat::tables(),
+            normal: crate::time::ziggurat::tables(),
         }
     }
 }
@@ -58,7 +58,7 @@ impl RngStreams {
 #[derive(Debug, Clone)]
 pub struct Stream {
     rng: Xoshiro256PlusPlus,
-    normal: &'static crate::ziggurat::Tables,
+    normal: &'static crate::time::ziggurat::Tables,
 }
 
 impl Stream {
@@ -75,7 +75,7 @@ impl Stream {
     #[inline]
     pub fn standard_normal(&mut self) -> f64 {
         let rng = &mut self.rng;
-        crate::ziggurat::standard_normal(self.normal, || rng.next_u64())
+        crate::time::ziggurat::standard_normal(self.normal, || rng.next_u64())
     }
 
     /// A normal deviate with the given mean and standard deviation.
@@ -87,7 +87,7 @@ impl Stream {
 /// A stream's state is Xoshiro256++'s four words (read through its serde
 /// form, the only public view of them); loading seeds the generator with
 /// them, which sets exactly that state.
-impl crate::persist::Persist for Stream {
+impl crate::io::persist::Persist for Stream {
     fn save(&self, w: &mut Vec<u8>) {
         let v = serde_json::to_value(&self.rng).expect("a generator state serializes");
         for k in 0..4 {
@@ -99,12 +99,12 @@ impl crate::persist::Persist for Stream {
     }
     fn load(
         &mut self,
-        r: &mut crate::persist::Reader<'_>,
-    ) -> Result<(), crate::persist::PersistError> {
+        r: &mut crate::io::persist::Reader<'_>,
+    ) -> Result<(), crate::io::persist::PersistError> {
         let mut seed = [0u8; 32];
         seed.copy_from_slice(r.take(32)?);
         if seed == [0u8; 32] {
-            return Err(crate::persist::PersistError::Mismatch {
+            return Err(crate::io::persist::PersistError::Mismatch {
                 what: "a random stream in the all-zero state".into(),
             });
         }

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::log::{LOG_SCHEMA_VERSION, header};
+use crate::io::log::{LOG_SCHEMA_VERSION, header};
 
 /// `<log>.json`: the log's name with `.json` appended (never the log
 /// itself, whatever the log is called).
@@ -101,7 +101,7 @@ impl LogMeta {
         rotors: usize,
         batteries: usize,
     ) -> LogMeta {
-        use crate::engine::fault_bits as fb;
+        use crate::io::log::fault_bits as fb;
         let modes = (0..=8u32)
             .map(|m| (m, lockstep_abi::mode_name(m)))
             .collect();

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use crate::mission::Mission;
+use crate::inputs::mission::Mission;
 
 /// Default bound on a mission's reach from the origin: 50 km, beyond any
 /// multirotor's range on one pack, and close enough that a mission drawn

@@ -371,10 +371,10 @@ pub struct End {
     pub mission_finished: bool,
 }
 
-/// The monitor travels with its vehicle (see crate::persist).
-impl crate::persist::Persist for Monitor {
+/// The monitor travels with its vehicle (see crate::io::persist).
+impl crate::io::persist::Persist for Monitor {
     fn save(&self, w: &mut Vec<u8>) {
-        crate::persist::save_len(self.crashes.len(), w);
+        crate::io::persist::save_len(self.crashes.len(), w);
         for c in &self.crashes {
             c.time.save(w);
             match &c.kind {
@@ -415,8 +415,8 @@ impl crate::persist::Persist for Monitor {
     }
     fn load(
         &mut self,
-        r: &mut crate::persist::Reader<'_>,
-    ) -> Result<(), crate::persist::PersistError> {
+        r: &mut crate::io::persist::Reader<'_>,
+    ) -> Result<(), crate::io::persist::PersistError> {
         let n = r.len(64, "the crashes")?;
         self.crashes.clear();
         for _ in 0..n {
@@ -458,7 +458,7 @@ impl crate::persist::Persist for Monitor {
                     CrashKind::Collision { with, separation_m }
                 }
                 k => {
-                    return Err(crate::persist::PersistError::Mismatch {
+                    return Err(crate::io::persist::PersistError::Mismatch {
                         what: format!("{k} is not a crash kind"),
                     });
                 }

@@ -22,7 +22,7 @@
 //! Axes: `u` along the mean wind's horizontal direction (north when calm),
 //! `v` 90 degrees to its right, `w` down.
 
-use crate::rng::Stream;
+use crate::time::rng::Stream;
 
 /// Airspeed floor for the frozen-turbulence sweep, m/s.
 pub const MIN_AIRSPEED_MPS: f64 = 0.5;
@@ -142,9 +142,9 @@ pub fn to_ned(g: [f64; 3], mean_ned: [f64; 3]) -> [f64; 3] {
     [c * g[0] - sn * g[1], sn * g[0] + c * g[1], g[2]]
 }
 
-// The state a vehicle carries to another process (see crate::persist).
-crate::persist::persist_fields!(Second { z1, z2 });
-crate::persist::persist_fields!(Dryden {
+// The state a vehicle carries to another process (see crate::io::persist).
+crate::io::persist::persist_fields!(Second { z1, z2 });
+crate::io::persist::persist_fields!(Dryden {
     w20_mps,
     u,
     v,
@@ -155,7 +155,7 @@ crate::persist::persist_fields!(Dryden {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::RngStreams;
+    use crate::time::rng::RngStreams;
 
     #[test]
     fn intensities_follow_the_low_altitude_model() {

@@ -11,7 +11,7 @@ use lockstep_plant::env::atmosphere::Isa;
 use lockstep_plant::env::geodesy::WorldOrigin;
 
 use crate::Micros;
-use crate::rng::Stream;
+use crate::time::rng::Stream;
 
 /// The true state at one boundary, as the sensors see it.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -433,10 +433,10 @@ impl Estimator {
     }
 }
 
-// The state a vehicle carries to another process (see crate::persist):
+// The state a vehicle carries to another process (see crate::io::persist):
 // every field, the configurations included (a noise-scaling event changes
 // them while the run steps).
-use crate::persist::persist_fields;
+use crate::io::persist::persist_fields;
 persist_fields!(Truth {
     time,
     position_ned_m,
@@ -500,7 +500,7 @@ persist_fields!(Estimator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::RngStreams;
+    use crate::time::rng::RngStreams;
     use lockstep_plant::env::geodesy::Geodetic;
 
     fn level(time_us: u64, z: f64) -> Truth {

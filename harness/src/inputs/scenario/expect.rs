@@ -2,7 +2,7 @@
 
 use super::checks::{KeyError, MAX_START_OFFSET_M, positive, within};
 use super::file::ExpectSection;
-use crate::verdict::{Expectations, Spot, Volume};
+use crate::outcome::verdict::{Expectations, Spot, Volume};
 
 /// A `[lo, hi]` range with finite ends, lo < hi, each within `limit`.
 fn range(key: &str, r: [f64; 2], limit: f64) -> Result<[f64; 2], KeyError> {

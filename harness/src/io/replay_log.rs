@@ -10,9 +10,9 @@ use std::path::Path;
 
 use lockstep_plant::{Multirotor, PlantInputs};
 
-use crate::engine::fault_bits;
-use crate::log::{FlightLog, LogRow};
-use crate::log_meta::{LogMeta, Origin};
+use crate::io::log::fault_bits;
+use crate::io::log::{FlightLog, LogRow};
+use crate::io::log_meta::{LogMeta, Origin};
 
 /// A log being written from a replay's visits.
 #[derive(Debug)]

@@ -1,10 +1,64 @@
-//! `[montecarlo]`: the file's section checked into
-//! [`crate::montecarlo::Dispersions`].
+//! `[montecarlo]`: what a Monte Carlo batch disperses ([`Dispersions`],
+//! the file's section checked), and the scale factors a run applies to its
+//! aircraft ([`SpecAdjust`]).
+
+use lockstep_plant::AircraftSpec;
 
 use super::checks::{KeyError, each_within, within};
 use super::file::MonteCarloSection;
 use crate::Micros;
-use crate::montecarlo::Dispersions;
+
+/// What a batch disperses (the scenario's `[montecarlo]`). Zero sigmas,
+/// a probability of 0 and a noise range of [1, 1] disperse nothing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Dispersions {
+    /// Relative standard deviations of the mass, inertia and battery
+    /// capacity scale factors (normal, truncated at 3 sigma).
+    pub mass_sigma: f64,
+    pub inertia_sigma: f64,
+    pub battery_capacity_sigma: f64,
+    /// Standard deviation per NED axis of the offset to the mean wind, m/s.
+    pub wind_mean_sigma_mps: [f64; 3],
+    /// Range of the uniform factor on every sensor and estimator noise.
+    pub sensor_noise_scale: [f64; 2],
+    /// Probability that a run loses one motor, and the window of its time.
+    pub motor_failure_probability: f64,
+    pub motor_failure_window_us: [u64; 2],
+}
+
+/// Scale factors on the aircraft's parameters, applied to its spec when
+/// a run's engine builds the plant.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SpecAdjust {
+    pub mass: f64,
+    pub inertia: f64,
+    pub battery_capacity: f64,
+}
+
+impl Default for SpecAdjust {
+    fn default() -> Self {
+        SpecAdjust {
+            mass: 1.0,
+            inertia: 1.0,
+            battery_capacity: 1.0,
+        }
+    }
+}
+
+impl SpecAdjust {
+    /// Scales the spec's mass, inertia tensor and every pack's capacity.
+    pub fn apply(&self, spec: &mut AircraftSpec) {
+        spec.body.mass_kg *= self.mass;
+        for row in &mut spec.body.inertia_kgm2 {
+            for v in row {
+                *v *= self.inertia;
+            }
+        }
+        for b in &mut spec.batteries {
+            b.capacity_ah *= self.battery_capacity;
+        }
+    }
+}
 
 /// The largest relative sigma of a scale factor (truncated at 3 sigma, so a
 /// factor stays in [0.1, 1.9]).

@@ -2,7 +2,7 @@
 //!
 //! Boundaries are every multiple of every cadence's period, every scenario
 //! event time (any microsecond, on the tick grid or not), and the end. At a
-//! boundary the stages run in [`crate::stage::STAGE_ORDER`]; then the plant
+//! boundary the stages run in [`crate::time::stage::STAGE_ORDER`]; then the plant
 //! integrates to the next boundary with everything held.
 
 use crate::{Cadence, ConfigError, Micros};
@@ -159,9 +159,9 @@ impl Timeline {
     }
 }
 
-/// Where the timeline stands (see crate::persist); its cadences, events
+/// Where the timeline stands (see crate::io::persist); its cadences, events
 /// and end are the scenario's.
-impl crate::persist::Persist for Timeline {
+impl crate::io::persist::Persist for Timeline {
     fn save(&self, w: &mut Vec<u8>) {
         self.next_due.save(w);
         self.next_event.save(w);
@@ -170,8 +170,8 @@ impl crate::persist::Persist for Timeline {
     }
     fn load(
         &mut self,
-        r: &mut crate::persist::Reader<'_>,
-    ) -> Result<(), crate::persist::PersistError> {
+        r: &mut crate::io::persist::Reader<'_>,
+    ) -> Result<(), crate::io::persist::PersistError> {
         self.next_due.load(r)?;
         self.next_event.load(r)?;
         self.now.load(r)?;

@@ -8,11 +8,11 @@
 //! - Gusts (from the scenario) add on top: piecewise linear in time (a step
 //!   when the rise and fall are 0), exact at integer microseconds.
 //!
-//! - Dryden turbulence ([`crate::dryden`]) on top of a mean wind, driven by
+//! - Dryden turbulence ([`crate::environment::dryden`]) on top of a mean wind, driven by
 //!   the vehicle's altitude and airspeed.
 
 use crate::Micros;
-use crate::rng::Stream;
+use crate::time::rng::Stream;
 
 /// How the base wind evolves.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -77,7 +77,7 @@ pub struct Wind {
     model: WindModel,
     state: [f64; 3],
     rng: Stream,
-    dryden: Option<crate::dryden::Dryden>,
+    dryden: Option<crate::environment::dryden::Dryden>,
     gusts: [Option<Gust>; MAX_GUSTS],
     last: Option<Micros>,
 }
@@ -91,7 +91,10 @@ impl Wind {
             WindModel::Dryden {
                 mean_ned_mps,
                 w20_mps,
-            } => (mean_ned_mps, Some(crate::dryden::Dryden::new(w20_mps))),
+            } => (
+                mean_ned_mps,
+                Some(crate::environment::dryden::Dryden::new(w20_mps)),
+            ),
         };
         Wind {
             model,
@@ -146,7 +149,7 @@ impl Wind {
                 velocity_ned_mps[2] - mean_ned_mps[2],
             ];
             let airspeed = (rel[0] * rel[0] + rel[1] * rel[1] + rel[2] * rel[2]).sqrt();
-            let g = crate::dryden::to_ned(
+            let g = crate::environment::dryden::to_ned(
                 d.step(&mut self.rng, dt, altitude_m, airspeed),
                 mean_ned_mps,
             );
@@ -170,8 +173,8 @@ impl Wind {
     }
 }
 
-// The state a vehicle carries to another process (see crate::persist).
-crate::persist::persist_fields!(Gust {
+// The state a vehicle carries to another process (see crate::io::persist).
+crate::io::persist::persist_fields!(Gust {
     start,
     rise,
     hold,
@@ -179,7 +182,7 @@ crate::persist::persist_fields!(Gust {
     amplitude_ned_mps
 });
 
-impl crate::persist::Persist for Wind {
+impl crate::io::persist::Persist for Wind {
     fn save(&self, w: &mut Vec<u8>) {
         self.state.save(w);
         self.rng.save(w);
@@ -191,8 +194,8 @@ impl crate::persist::Persist for Wind {
     }
     fn load(
         &mut self,
-        r: &mut crate::persist::Reader<'_>,
-    ) -> Result<(), crate::persist::PersistError> {
+        r: &mut crate::io::persist::Reader<'_>,
+    ) -> Result<(), crate::io::persist::PersistError> {
         self.state.load(r)?;
         self.rng.load(r)?;
         // Whether there is a Dryden filter is the scenario's (both sides
@@ -208,7 +211,7 @@ impl crate::persist::Persist for Wind {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::RngStreams;
+    use crate::time::rng::RngStreams;
 
     #[test]
     fn ornstein_uhlenbeck_has_the_stationary_variance_and_autocorrelation() {

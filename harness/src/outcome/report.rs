@@ -6,8 +6,8 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use crate::engine::Summary;
-use crate::journal::Entry;
+use crate::outcome::Summary;
+use crate::outcome::journal::Entry;
 
 /// The report's format version (the JSON's `report_version`).
 pub const REPORT_VERSION: u32 = 1;

@@ -7,7 +7,7 @@ use lockstep_abi::ffi::{
 use lockstep_abi::mode_name;
 
 use crate::Micros;
-use crate::scenario::Action;
+use crate::inputs::scenario::Action;
 
 /// What kind of happening an entry is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -128,11 +128,11 @@ impl Journal {
     }
 }
 
-/// The journal travels with its vehicle (see crate::persist): entries of
+/// The journal travels with its vehicle (see crate::io::persist): entries of
 /// any number.
-impl crate::persist::Persist for Journal {
+impl crate::io::persist::Persist for Journal {
     fn save(&self, w: &mut Vec<u8>) {
-        crate::persist::save_len(self.entries.len(), w);
+        crate::io::persist::save_len(self.entries.len(), w);
         for e in &self.entries {
             e.time_us.save(w);
             w.push(e.kind as u8);
@@ -144,8 +144,8 @@ impl crate::persist::Persist for Journal {
     }
     fn load(
         &mut self,
-        r: &mut crate::persist::Reader<'_>,
-    ) -> Result<(), crate::persist::PersistError> {
+        r: &mut crate::io::persist::Reader<'_>,
+    ) -> Result<(), crate::io::persist::PersistError> {
         let n = r.len(MAX_ENTRIES, "the timeline")?;
         self.entries.clear();
         for _ in 0..n {
@@ -158,7 +158,7 @@ impl crate::persist::Persist for Journal {
                 3 => EntryKind::Failsafe,
                 4 => EntryKind::Crash,
                 k => {
-                    return Err(crate::persist::PersistError::Mismatch {
+                    return Err(crate::io::persist::PersistError::Mismatch {
                         what: format!("{k} is not a timeline entry kind"),
                     });
                 }

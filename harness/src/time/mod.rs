@@ -1,4 +1,11 @@
-//! Time: integer microseconds everywhere, and cadences that are exact.
+//! Time: integer microseconds everywhere, and cadences that are exact; the
+//! timeline of boundaries and the stage order at each; the named random
+//! streams (all that makes a run repeat to the bit).
+//!
+//! - [`timeline`], [`stage`]: boundaries in time order, what is due at each,
+//!   and the canonical order of the stages.
+//! - [`rng`], [`ziggurat`]: streams derived from one seed by name.
+//!
 //!
 //! A cadence may be given in seconds or in microseconds. Seconds must name a
 //! whole number of microseconds, and every cadence must be a whole multiple of
@@ -8,7 +15,13 @@
 use std::fmt;
 use std::ops::{Add, Sub};
 
-use crate::ConfigError;
+mod error;
+pub mod rng;
+pub mod stage;
+pub mod timeline;
+pub mod ziggurat;
+
+pub use error::ConfigError;
 
 /// A time or duration in microseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]

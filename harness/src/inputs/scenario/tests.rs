@@ -1,6 +1,6 @@
 //! Unit tests of scenario loading.
 use super::*;
-use crate::sensors::GpsConfig;
+use crate::environment::sensors::GpsConfig;
 
 const BASE: &str =
     "schema_version = 1\n[simulation]\nseed = 7\nduration_s = 60.0\n[vehicle]\nspec = \"iris\"\n";

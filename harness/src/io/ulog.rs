@@ -261,7 +261,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("lockstep-ulog-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let log = dir.join("l.csv");
-        let cols = crate::log::header(4, 1);
+        let cols = crate::io::log::header(4, 1);
         let row: Vec<String> = cols
             .iter()
             .enumerate()

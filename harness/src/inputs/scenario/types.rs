@@ -3,7 +3,7 @@
 use serde::Deserialize;
 
 use crate::Micros;
-use crate::sensors::{EstimatorConfig, GpsConfig, ImuNoise};
+use crate::environment::sensors::{EstimatorConfig, GpsConfig, ImuNoise};
 
 /// Sensor and estimator settings (defaults: see each type's `Default`).
 #[derive(Debug, Clone, Copy, PartialEq)]

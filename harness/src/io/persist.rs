@@ -244,15 +244,15 @@ impl Persist for String {
 /// Implements [`Persist`] for a struct by its listed fields, in order.
 macro_rules! persist_fields {
     ($t:ty { $($f:ident),* $(,)? }) => {
-        impl $crate::persist::Persist for $t {
+        impl $crate::io::persist::Persist for $t {
             fn save(&self, w: &mut Vec<u8>) {
-                $( $crate::persist::Persist::save(&self.$f, w); )*
+                $( $crate::io::persist::Persist::save(&self.$f, w); )*
             }
             fn load(
                 &mut self,
-                r: &mut $crate::persist::Reader<'_>,
-            ) -> Result<(), $crate::persist::PersistError> {
-                $( $crate::persist::Persist::load(&mut self.$f, r)?; )*
+                r: &mut $crate::io::persist::Reader<'_>,
+            ) -> Result<(), $crate::io::persist::PersistError> {
+                $( $crate::io::persist::Persist::load(&mut self.$f, r)?; )*
                 Ok(())
             }
         }

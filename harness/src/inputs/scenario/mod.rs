@@ -59,6 +59,7 @@ use lockstep_plant::spec::{SpecError, deserialize_strict, parse_table};
 use crate::{Cadence, ConfigError, Micros};
 pub use checks::{MAX_DELAY_US, MAX_DURATION_S};
 use checks::{MAX_START_OFFSET_M, MAX_TICK_US, MAX_WIND_MPS, each_within, positive, within};
+pub use dispersions::{Dispersions, SpecAdjust};
 use events::event;
 use file::{File, PeriodSection, WindKind};
 pub use overrides::Override;
@@ -119,7 +120,7 @@ pub const MAX_SCENARIO_BYTES: u64 = 16 << 20;
 pub const SCENARIO_SCHEMA_VERSION: u32 = 1;
 
 /// The wind model chosen by the scenario.
-pub use crate::wind::WindModel;
+pub use crate::environment::wind::WindModel;
 
 /// A validated scenario.
 #[derive(Debug, Clone, PartialEq)]
@@ -140,16 +141,16 @@ pub struct Scenario {
     pub sensors: SensorSettings,
     pub events: Vec<Event>,
     /// `[autopilot.params]`, set after the autopilot is created.
-    pub autopilot_params: crate::autopilot_params::Params,
+    pub autopilot_params: crate::inputs::autopilot_params::Params,
     /// `[expect]`: crash thresholds and the conditions of the verdict.
-    pub expect: crate::verdict::Expectations,
+    pub expect: crate::outcome::verdict::Expectations,
     /// `[world]`: the origin (when given) and how far a mission may reach.
-    pub world: crate::world::WorldSettings,
+    pub world: crate::inputs::origin::WorldSettings,
     /// `[montecarlo]`: what a Monte Carlo batch disperses (none when absent).
-    pub montecarlo: Option<crate::montecarlo::Dispersions>,
+    pub montecarlo: Option<Dispersions>,
     /// Scales on the aircraft's parameters (1 unless a Monte Carlo run
     /// drew them).
-    pub adjust: crate::montecarlo::SpecAdjust,
+    pub adjust: SpecAdjust,
 }
 
 const DEFAULT_CADENCES_US: [(&str, u64); 8] = [
@@ -458,7 +459,7 @@ impl Scenario {
             events.push(event(e, &key, duration).map_err(key_err)?);
         }
         let autopilot_params = match &f.autopilot {
-            Some(a) => crate::autopilot_params::parse(&a.params)
+            Some(a) => crate::inputs::autopilot_params::parse(&a.params)
                 .map_err(|(k, reason)| invalid(&k, reason))?,
             None => Default::default(),
         };
@@ -560,15 +561,15 @@ fn resolve(dir: &Path, p: &str) -> Result<PathBuf, String> {
 /// `[world]`: all three origin keys or none; the distance bound.
 fn world_settings(
     w: Option<&file::WorldSection>,
-) -> Result<crate::world::WorldSettings, checks::KeyError> {
-    let mut settings = crate::world::WorldSettings::default();
+) -> Result<crate::inputs::origin::WorldSettings, checks::KeyError> {
+    let mut settings = crate::inputs::origin::WorldSettings::default();
     let Some(w) = w else {
         return Ok(settings);
     };
     match (w.origin_lat_deg, w.origin_lon_deg, w.origin_alt_m) {
         (None, None, None) => {}
         (Some(lat), Some(lon), Some(alt)) => {
-            settings.origin = Some(crate::world::Geo {
+            settings.origin = Some(crate::inputs::origin::Geo {
                 lat_deg: within("world.origin_lat_deg", lat, -90.0, 90.0)?,
                 lon_deg: within("world.origin_lon_deg", lon, -180.0, 180.0)?,
                 alt_m: within("world.origin_alt_m", alt, -500.0, 9000.0)?,

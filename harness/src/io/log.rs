@@ -8,7 +8,7 @@
 //!
 //! What a header line cannot say (schema version, scenario, spec, seed,
 //! units, the mode and fault tables, the digest) is in the JSON sidecar
-//! `<log>.json` ([`crate::log_meta`]).
+//! `<log>.json` ([`crate::io::log_meta`]).
 //! Floats are written in
 //! their shortest round-trip form (zmij), so a logged value parses back to the
 //! same bits; integers with itoa.
@@ -585,7 +585,7 @@ impl Drop for FlightLog {
 
 // A row travels (a distributed secondary sends its vehicles' rows to the
 // primary, which writes them): loaded over a row of the vehicle's shape.
-crate::persist::persist_fields!(LogRow {
+crate::io::persist::persist_fields!(LogRow {
     time_us,
     truth,
     geodetic,
@@ -604,3 +604,15 @@ crate::persist::persist_fields!(LogRow {
     mission_finished,
     faults
 });
+
+/// Fault bits in the log's `faults` column.
+pub mod fault_bits {
+    /// Motor `i` failed: bit `i`.
+    pub const MOTOR_FAILED: u32 = 0;
+    /// Thrust loss on any motor.
+    pub const THRUST_LOSS: u32 = 16;
+    /// Battery `j` disconnected: bit `20 + j`.
+    pub const BATTERY: u32 = 20;
+    /// Sensor `k` (imu, mag, baro, gps, estimator) faulted: bit `32 + k`.
+    pub const SENSOR: u32 = 32;
+}
