@@ -1,6 +1,9 @@
 //! Builds the C libraries of `c_examples/` into shared libraries with the
-//! `cc` crate's compiler (C11, `-Wall -Wextra -Werror`), and tells the CLI and
-//! the tests where they are through compile-time environment variables:
+//! `cc` crate's compiler (C11, `-Wall -Wextra -Werror`). It is the build
+//! script of the `lockstep-c-examples` crate (`c_examples/Cargo.toml`), whose
+//! library gives their paths (and the bundled ones' bytes) to the run layer
+//! and to every crate's tests; it tells that crate where they are through
+//! compile-time environment variables:
 //!
 //! - `LOCKSTEP_BUNDLED_AUTOPILOT`: the reference autopilot (re-entrant).
 //! - `LOCKSTEP_SINGLE_INSTANCE_AUTOPILOT`: the same, built to report no
@@ -26,14 +29,20 @@ const AUTOPILOT_SOURCES: [&str; 7] = [
 ];
 
 fn main() {
-    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
+    // The package is c_examples/; the repository is its parent.
+    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
+    let root = manifest
+        .parent()
+        .expect("c_examples/ lies in the repository")
+        .to_path_buf();
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("set by cargo"));
     let include = root.join("include");
-    println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed=include");
-    println!("cargo:rerun-if-changed=c_examples/autopilot");
-    println!("cargo:rerun-if-changed=c_examples/broken");
-    println!("cargo:rerun-if-changed=c_examples/skeleton");
+    // Paths relative to the package (c_examples/).
+    println!("cargo:rerun-if-changed=../build.rs");
+    println!("cargo:rerun-if-changed=../include");
+    println!("cargo:rerun-if-changed=autopilot");
+    println!("cargo:rerun-if-changed=broken");
+    println!("cargo:rerun-if-changed=skeleton");
     println!("cargo:rerun-if-env-changed=CC");
     println!("cargo:rerun-if-env-changed=CFLAGS");
 
@@ -73,7 +82,7 @@ fn main() {
     // The slung-load FMU's binary (an FMU names it after its model
     // identifier, without the `lib` prefix: the CLI packs it as
     // binaries/<platform>/slung_load.so next to its modelDescription.xml).
-    println!("cargo:rerun-if-changed=c_examples/slung_load_fmu");
+    println!("cargo:rerun-if-changed=slung_load_fmu");
     let fmu_dir = out.join("slung_load_fmu");
     std::fs::create_dir_all(&fmu_dir).expect("create OUT_DIR/slung_load_fmu");
     let slung = shared_lib(

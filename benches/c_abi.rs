@@ -30,8 +30,6 @@ fn scenario_text() -> String {
     )
 }
 
-const AUTOPILOT: &str = concat!(env!("LOCKSTEP_BUNDLED_AUTOPILOT"), "\0");
-
 /// Ticks or steps timed on one vehicle before a fresh one replaces it:
 /// 200 s of flight, well inside the battery's endurance (criterion runs
 /// millions; one vehicle would drain its pack and measure one at rest).
@@ -83,7 +81,7 @@ fn tick(c: &mut Criterion) {
             let s = Scenario::from_toml_str(&text, Path::new("bench.toml")).unwrap();
             let mut e = Engine::with_isolation(
                 &s,
-                Path::new(env!("LOCKSTEP_BUNDLED_AUTOPILOT")),
+                Path::new(lockstep_c_examples::REFERENCE_AUTOPILOT),
                 None,
                 &Isolation::InProcess,
             )
@@ -102,11 +100,12 @@ fn tick(c: &mut Criterion) {
     });
     g.bench_function("c_abi", |b| {
         let toml = std::ffi::CString::new(text.clone()).unwrap();
+        let autopilot = std::ffi::CString::new(lockstep_c_examples::REFERENCE_AUTOPILOT).unwrap();
         let make = || {
             let options = lockstep::lockstep_options {
                 size: size_of::<lockstep::lockstep_options>() as u32,
                 isolation: lockstep::LOCKSTEP_ISOLATION_IN_PROCESS,
-                autopilot_path: AUTOPILOT.as_ptr().cast(),
+                autopilot_path: autopilot.as_ptr(),
                 autopilot_host_path: std::ptr::null(),
                 log_path: std::ptr::null(),
                 record_path: std::ptr::null(),

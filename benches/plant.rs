@@ -320,7 +320,7 @@ fn loitering_engine(log: Option<&std::path::Path>, isolation: &Isolation) -> Eng
     let s = Scenario::from_toml_str(&text, root.join("bench.toml")).unwrap();
     let mut e = Engine::with_isolation(
         &s,
-        std::path::Path::new(env!("LOCKSTEP_BUNDLED_AUTOPILOT")),
+        std::path::Path::new(lockstep_c_examples::REFERENCE_AUTOPILOT),
         log,
         isolation,
     )

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-const AUTOPILOT: &[u8] = include_bytes!(env!("LOCKSTEP_BUNDLED_AUTOPILOT"));
+const AUTOPILOT: &[u8] = lockstep_c_examples::REFERENCE_AUTOPILOT_BYTES;
 const SCENARIO: &str = include_str!("../examples/scenarios/square.toml");
 const MISSION: &str = include_str!("../examples/missions/square.waypoints");
 
@@ -99,7 +99,7 @@ fn build_tree(files: &[(&str, &[u8])]) -> bool {
             .all(|(p, bytes)| std::fs::read(p).is_ok_and(|b| b == *bytes))
 }
 
-const TREE_AUTOPILOT: &str = env!("LOCKSTEP_BUNDLED_AUTOPILOT");
+const TREE_AUTOPILOT: &str = lockstep_c_examples::REFERENCE_AUTOPILOT;
 const TREE_SCENARIO: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/examples/scenarios/square.toml"
@@ -129,9 +129,8 @@ pub fn default_scenario() -> io::Result<PathBuf> {
     Ok(materialize()?.join("scenarios/square.toml"))
 }
 
-const SLUNG_LOAD_BINARY: &[u8] = include_bytes!(env!("LOCKSTEP_SLUNG_LOAD_FMU_BINARY"));
-const SLUNG_LOAD_DESCRIPTION: &str =
-    include_str!("../c_examples/slung_load_fmu/modelDescription.xml");
+const SLUNG_LOAD_BINARY: &[u8] = lockstep_c_examples::SLUNG_LOAD_FMU_BINARY_BYTES;
+const SLUNG_LOAD_DESCRIPTION: &str = lockstep_c_examples::SLUNG_LOAD_FMU_DESCRIPTION;
 
 /// The FMUs the binary carries (their sources in `c_examples/`), by the
 /// name a system file gives after `bundled:`.

@@ -1,0 +1,81 @@
+//! The distributed protocol without a network: a primary and secondaries
+//! on threads, connected by channels. The logs and encounters equal the
+//! fleet's in one process bit for bit, while the vehicles move between
+//! secondaries.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::common::{BUNDLED, TempDir, examples};
+use lockstep_abi::Isolation;
+use lockstep_distributed::{PrimaryOptions, run_local};
+use lockstep_fleet::run::{FleetOptions, log_path};
+use lockstep_fleet::{Fleet, FleetScenario};
+use lockstep_harness::Micros;
+use lockstep_harness::outcome::report::file_digest;
+
+fn swarm(duration_us: u64) -> FleetScenario {
+    let p = examples().join("scenarios/swarm.toml");
+    let mut fs = FleetScenario::load(p).unwrap();
+    for v in &mut fs.vehicles {
+        v.scenario.duration = Micros(duration_us);
+    }
+    fs
+}
+
+fn digests(dir: &Path, fs: &FleetScenario) -> Vec<String> {
+    fs.vehicles
+        .iter()
+        .map(|v| file_digest(&log_path(dir, &v.name)).unwrap())
+        .collect()
+}
+
+#[test]
+fn two_secondaries_give_the_single_process_logs_bit_for_bit_with_migrations() {
+    let fs = swarm(36_000_000);
+    assert_eq!(fs.vehicles.len(), 16);
+    assert_eq!(fs.levels.levels.len(), 4);
+    let dir = TempDir::new("distributed_local");
+    let one = dir.join("one");
+    let mut fleet = Fleet::new(
+        &fs,
+        &FleetOptions {
+            autopilot: PathBuf::from(BUNDLED),
+            log_dir: Some(one.clone()),
+            isolation: Isolation::InProcess,
+            threads: 2,
+        },
+    )
+    .unwrap();
+    let single = fleet.run().unwrap();
+    let many = dir.join("many");
+    let out = run_local(
+        &fs,
+        2,
+        &Isolation::InProcess,
+        PrimaryOptions {
+            log_dir: Some(many.clone()),
+            autopilot: PathBuf::from(BUNDLED),
+            step_deadline: Duration::from_secs(60),
+        },
+        |_| 1,
+    )
+    .unwrap();
+    assert_eq!(digests(&one, &fs), digests(&many, &fs));
+    assert_eq!(out.encounters, single.encounters);
+    assert_eq!(out.closest, single.closest);
+    assert_eq!(out.end, single.end);
+    // Every lane crossed from a level of one secondary to one of the other.
+    assert!(out.migrations >= 16, "{} migrations", out.migrations);
+    assert!(out.pinned.is_empty());
+    assert_eq!(out.refused_acks, 0);
+    // Each vehicle's outcome is the single run's.
+    for ((name, json), (n, s)) in out.vehicles.iter().zip(&single.vehicles) {
+        assert_eq!(name, n);
+        assert_eq!(
+            json.as_deref().unwrap(),
+            lockstep_fleet::report::summary_json(s),
+            "{name}"
+        );
+    }
+}

@@ -1,0 +1,130 @@
+//! Every example scenario flies as the README says, meeting the
+//! expectations it declares; the skeleton autopilot is usable.
+
+use crate::common::*;
+use serde_json::Value;
+
+const SCENARIOS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/scenarios");
+const SKELETON: &str = lockstep_c_examples::SKELETON_AUTOPILOT;
+
+fn fly(name: &str, extra: &[&str]) -> Value {
+    let path = format!("{SCENARIOS}/{name}");
+    let mut args = vec!["fly", path.as_str(), "--json"];
+    args.extend_from_slice(extra);
+    let r = lockstep(&args);
+    assert_eq!(r.code(), 0, "{name}: {r}");
+    let j: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(j["verdict"]["passed"], true, "{name}: {j}");
+    j
+}
+
+fn timeline(j: &Value) -> Vec<(String, String)> {
+    j["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["kind"].as_str().unwrap().to_string(),
+                e["what"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn every_example_scenario_meets_its_expectations() {
+    let mut names: Vec<String> = std::fs::read_dir(SCENARIOS)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".toml"))
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "battery_failsafe.toml",
+            "event_driven.toml",
+            "gust.toml",
+            "hover.toml",
+            "montecarlo.toml",
+            "motor_failure.toml",
+            "skeleton.toml",
+            "square.toml",
+            "swarm.toml"
+        ]
+    );
+    for name in names {
+        if name == "swarm.toml" {
+            swarm();
+            continue;
+        }
+        let extra: &[&str] = if name == "skeleton.toml" {
+            &["--autopilot", SKELETON]
+        } else {
+            &[]
+        };
+        let j = fly(&name, extra);
+        let t = timeline(&j);
+        match name.as_str() {
+            "battery_failsafe.toml" => {
+                assert!(
+                    t.contains(&(
+                        "failsafe".into(),
+                        "mission -> rtl (battery warning 2)".into()
+                    )),
+                    "{t:?}"
+                );
+                assert_eq!(j["final_state"]["armed"], false);
+            }
+            "motor_failure.toml" => {
+                assert!(
+                    t.contains(&("event".into(), "motor_fail motor 0".into())),
+                    "{t:?}"
+                );
+                assert_eq!(j["vehicle"], "octa");
+            }
+            "gust.toml" => {
+                assert!(
+                    t.iter()
+                        .any(|(k, w)| k == "event" && w.starts_with("wind_gust [0, 6, 0]"))
+                );
+            }
+            "skeleton.toml" => {
+                let alt = j["final_state"]["altitude_m"].as_f64().unwrap();
+                assert!((alt - 2.1).abs() < 0.2, "{alt}");
+            }
+            _ => assert_eq!(j["final_state"]["mission_finished"], true, "{name}"),
+        }
+    }
+}
+
+/// The fleet: every lane finishes and lands; lanes 14 and 15 end within
+/// proximity, nobody collides.
+fn swarm() {
+    let path = format!("{SCENARIOS}/swarm.toml");
+    let r = lockstep(&["fly", path.as_str(), "--json"]);
+    assert_eq!(r.code(), 0, "swarm: {r}");
+    let j: Value = serde_json::from_str(&r.stdout).unwrap();
+    let vehicles = j["vehicles"].as_array().unwrap();
+    assert_eq!(vehicles.len(), 16);
+    for v in vehicles {
+        assert_eq!(v["verdict"]["passed"], true, "{v}");
+        assert_eq!(v["final_state"]["mission_finished"], true, "{v}");
+    }
+    assert_eq!(j["collisions"], 0);
+    let e = &j["encounters"][0];
+    assert_eq!(
+        (e["kind"].as_str(), e["a"].as_str(), e["b"].as_str()),
+        (Some("proximity"), Some("lane14"), Some("lane15"))
+    );
+    let closest = j["closest"]["separation_m"].as_f64().unwrap();
+    assert!(closest > 2.0 && closest < 4.0, "{closest}");
+}
+
+#[test]
+fn the_skeleton_autopilot_is_usable() {
+    let r = lockstep(&["check-lib", SKELETON]);
+    assert_eq!(r.code(), 0, "{r}");
+    assert!(r.stdout.ends_with("verdict       usable\n"), "{r}");
+}

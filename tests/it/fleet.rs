@@ -1,0 +1,295 @@
+//! Fleets: `[[vehicles]]` scenarios flown on threads, their separation
+//! check (proximity, collisions that crash both vehicles), and the CLI.
+
+use std::path::{Path, PathBuf};
+
+use crate::common::{BUNDLED, TempDir, examples, lockstep};
+use lockstep_abi::Isolation;
+use lockstep_fleet::run::{FleetOptions, log_path};
+use lockstep_fleet::separation::EncounterKind;
+use lockstep_fleet::{Fleet, FleetScenario};
+use lockstep_harness::outcome::report::file_digest;
+use lockstep_harness::outcome::verdict::CrashKind;
+
+/// Two Iris that both hover over the origin: the one starting 6 m north
+/// flies into the other.
+fn head_on(dir: &Path, extra: &str) -> PathBuf {
+    let hover = examples().join("missions/hover.waypoints");
+    let text = format!(
+        r#"schema_version = 1
+[simulation]
+seed = 5
+duration_s = 20.0
+[cadences]
+log = {{ rate_hz = 50 }}
+[world]
+origin_lat_deg = 47.397742
+origin_lon_deg = 8.545594
+origin_alt_m = 488.0
+[expect]
+allow_crash = true
+[[events]]
+at_s = 0.5
+action = "arm"
+[[events]]
+at_s = 1.0
+action = "mission_start"
+[[vehicles]]
+name = "still"
+spec = "iris"
+mission = "{hover}"
+[[vehicles]]
+name = "mover"
+spec = "iris"
+mission = "{hover}"
+start_north_m = 6.0
+{extra}
+"#,
+        hover = hover.display()
+    );
+    let p = dir.join("head_on.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn options(dir: &Path, threads: usize) -> FleetOptions {
+    FleetOptions {
+        autopilot: PathBuf::from(BUNDLED),
+        log_dir: Some(dir.to_path_buf()),
+        isolation: Isolation::InProcess,
+        threads,
+    }
+}
+
+fn digests(dir: &Path, fs: &FleetScenario) -> Vec<String> {
+    fs.vehicles
+        .iter()
+        .map(|v| file_digest(&log_path(dir, &v.name)).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_collision_crashes_both_vehicles_and_only_them() {
+    let dir = TempDir::new("fleet_collision");
+    let extra = r#"[[vehicles]]
+name = "bystander"
+spec = "iris"
+mission = "BYSTANDER"
+start_north_m = 40.0
+"#
+    .replace(
+        "BYSTANDER",
+        &examples()
+            .join("missions/swarm/lane_04.waypoints")
+            .display()
+            .to_string(),
+    );
+    let fs = FleetScenario::load(head_on(dir.path(), &extra)).unwrap();
+    let mut fleet = Fleet::new(&fs, &options(dir.path(), 2)).unwrap();
+    let s = fleet.run().unwrap();
+    let collisions: Vec<_> = s
+        .encounters
+        .iter()
+        .filter(|e| e.kind == EncounterKind::Collision)
+        .collect();
+    assert_eq!(collisions.len(), 1, "{:?}", s.encounters);
+    let c = collisions[0];
+    assert_eq!((c.a, c.b), (0, 1));
+    // The Iris's rotor tip radius: 0.25 m arms (diagonal of the X) plus
+    // the propeller; the pair is closer than both together.
+    let r = lockstep_fleet::run::rotor_tip_radius_m(fleet.engines()[0].plant());
+    assert!(
+        c.separation_m < 2.0 * r && r > 0.2 && r < 0.6,
+        "{c:?}, r {r}"
+    );
+    for (name, other) in [("still", "mover"), ("mover", "still")] {
+        let sum = &s.vehicles.iter().find(|(n, _)| n == name).unwrap().1;
+        let crash = sum
+            .verdict
+            .crashes
+            .iter()
+            .find(|k| matches!(k.kind, CrashKind::Collision { .. }))
+            .unwrap_or_else(|| panic!("{name}: {:?}", sum.verdict.crashes));
+        assert_eq!(crash.time, c.time);
+        assert_eq!(
+            crash.kind,
+            CrashKind::Collision {
+                with: other.into(),
+                separation_m: c.separation_m
+            }
+        );
+        // Every motor failed: it falls to the ground.
+        assert!(sum.on_ground, "{name} is not on the ground at the end");
+        assert!(
+            sum.timeline
+                .iter()
+                .any(|e| e.what.contains(&format!("collision with {other}"))),
+            "{name}: {:?}",
+            sum.timeline
+        );
+    }
+    let bystander = &s.vehicles[2].1;
+    assert!(
+        bystander.verdict.crashes.is_empty(),
+        "{:?}",
+        bystander.verdict
+    );
+    assert!(
+        -bystander.position_ned_m[2] > 5.0,
+        "the bystander still flies"
+    );
+}
+
+#[test]
+fn the_logs_do_not_depend_on_the_number_of_threads() {
+    let fs = FleetScenario::load(examples().join("scenarios/swarm.toml")).unwrap();
+    assert_eq!(fs.vehicles.len(), 16);
+    let mut seen = Vec::new();
+    for threads in [1, 2, 5] {
+        let dir = TempDir::new(&format!("fleet_threads_{threads}"));
+        let mut fs = fs.clone();
+        for v in &mut fs.vehicles {
+            v.scenario.duration = lockstep_harness::Micros(8_000_000);
+        }
+        let mut fleet = Fleet::new(&fs, &options(dir.path(), threads)).unwrap();
+        let s = fleet.run().unwrap();
+        assert_eq!(s.end.0, 8_000_000);
+        seen.push(digests(dir.path(), &fs));
+    }
+    assert_eq!(seen[0], seen[1]);
+    assert_eq!(seen[0], seen[2]);
+    // Each vehicle has its own streams: no two logs are the same.
+    let mut unique = seen[0].clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), 16);
+}
+
+#[test]
+fn each_vehicle_seed_derives_from_the_master_seed_and_its_name() {
+    let fs = FleetScenario::load(examples().join("scenarios/swarm.toml")).unwrap();
+    assert_eq!(fs.seed, 11);
+    for v in &fs.vehicles {
+        assert_eq!(
+            v.scenario.seed,
+            lockstep_fleet::scenario::vehicle_seed(11, &v.name)
+        );
+    }
+    assert_ne!(fs.vehicles[0].scenario.seed, fs.vehicles[1].scenario.seed);
+}
+
+#[test]
+fn fly_of_a_fleet_writes_every_log_and_the_encounters() {
+    let dir = TempDir::new("fleet_cli");
+    let out = dir.join("out");
+    let r = lockstep(&[
+        "fly".as_ref(),
+        head_on(dir.path(), "").as_os_str(),
+        "--autopilot".as_ref(),
+        BUNDLED.as_ref(),
+        "--out".as_ref(),
+        out.as_os_str(),
+        "--json".as_ref(),
+        "--threads".as_ref(),
+        "2".as_ref(),
+    ]);
+    // Crashes are allowed: the verdicts pass.
+    assert_eq!(r.code(), 0, "{}", r.stderr);
+    let j: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(j["collisions"], 1);
+    assert_eq!(j["vehicles"].as_array().unwrap().len(), 2);
+    let kinds: Vec<&str> = j["encounters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    assert!(
+        kinds.contains(&"proximity") && kinds.contains(&"collision"),
+        "{kinds:?}"
+    );
+    for name in ["still", "mover"] {
+        assert!(out.join(format!("{name}.csv")).is_file());
+        let v = j["vehicles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == name)
+            .unwrap();
+        assert_eq!(
+            v["digest"].as_str().unwrap(),
+            file_digest(&out.join(format!("{name}.csv"))).unwrap()
+        );
+    }
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(saved["collisions"], 1);
+}
+
+#[test]
+fn single_vehicle_options_are_refused_for_a_fleet_and_threads_for_one_vehicle() {
+    let dir = TempDir::new("fleet_cli_refused");
+    let fleet = head_on(dir.path(), "");
+    let r = lockstep(&[
+        "fly".as_ref(),
+        fleet.as_os_str(),
+        "--log".as_ref(),
+        dir.join("x.csv").as_os_str(),
+    ]);
+    assert_eq!(r.code(), 2);
+    assert_eq!(
+        r.stderr.trim(),
+        format!(
+            "lockstep fly: --log is for a scenario of one vehicle; {} is a fleet ([[vehicles]]): \
+             give --out DIR for every vehicle's log",
+            fleet.display()
+        )
+    );
+    let one = examples().join("scenarios/hover.toml");
+    let r = lockstep(&[
+        "fly".as_ref(),
+        one.as_os_str(),
+        "--threads".as_ref(),
+        "2".as_ref(),
+    ]);
+    assert_eq!(r.code(), 2);
+    assert_eq!(
+        r.stderr.trim(),
+        format!(
+            "lockstep fly: --threads is for a fleet scenario ([[vehicles]]); {} has one vehicle",
+            one.display()
+        )
+    );
+}
+
+#[cfg(not(feature = "distributed"))]
+#[test]
+fn a_build_without_the_distributed_feature_says_how_to_get_it() {
+    let r = lockstep(&["fly", "--network-role", "Secondary"]);
+    assert_eq!(r.code(), 2);
+    assert_eq!(
+        r.stderr.trim(),
+        "lockstep fly: this lockstep was built without distributed runs; build it with \
+         `cargo build --release --features distributed`"
+    );
+    let r = lockstep(&["ctl", "pause"]);
+    assert_eq!(r.code(), 2);
+}
+
+#[test]
+fn network_options_are_checked() {
+    let r = lockstep(&["fly", "--network-role", "tertiary"]);
+    assert_eq!(r.code(), 2);
+    assert!(
+        r.stderr
+            .contains("invalid value 'tertiary' for '--network-role <NETWORK_ROLE>': `tertiary` is not a role: primary or secondary"),
+        "{}",
+        r.stderr
+    );
+    let r = lockstep(&["fly", "--network-secondaries", "2"]);
+    assert_eq!(r.code(), 2);
+    assert_eq!(
+        r.stderr.trim(),
+        "lockstep fly: --network-secondaries and --step-deadline are for --network-role primary"
+    );
+}

@@ -1,0 +1,393 @@
+//! The FMI 2.0 FMU: packaged by `lockstep fmu`, unpacked, and driven by a
+//! minimal co-simulation master written here (FMI's C calls through
+//! libloading). CI also checks it with FMPy (.ci/fmu-check.py).
+
+use std::ffi::{CString, c_char, c_int, c_void};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use lockstep_abi::Isolation;
+use lockstep_harness::engine::Engine;
+use lockstep_harness::inputs::scenario::Scenario;
+
+use crate::common::{BUNDLED, LOCKSTEP, SINGLE_INSTANCE, TempDir};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The FMU library cargo built next to this test.
+fn fmu_library() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().unwrap().join("liblockstep_fmu.so")
+}
+
+/// Packages `scenario` with `autopilot` into dir/vehicle.fmu and unpacks it.
+fn package(dir: &TempDir, scenario: &Path, autopilot: &str) -> PathBuf {
+    let fmu = dir.join("vehicle.fmu");
+    let o = Command::new(LOCKSTEP)
+        .arg("fmu")
+        .arg(scenario)
+        .arg("-o")
+        .arg(&fmu)
+        .args(["--autopilot", autopilot])
+        .arg("--library")
+        .arg(fmu_library())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = dir.join("unpacked");
+    let mut z = zip::ZipArchive::new(std::fs::File::open(&fmu).unwrap()).unwrap();
+    z.extract(&out).unwrap();
+    out
+}
+
+type Component = *mut c_void;
+
+#[repr(C)]
+struct Callbacks {
+    logger: *const c_void,
+    allocate: *const c_void,
+    free: *const c_void,
+    step_finished: *const c_void,
+    env: *mut c_void,
+}
+
+/// The FMU's functions a master needs.
+struct Fmu {
+    lib: libloading::Library,
+}
+
+impl Fmu {
+    fn load(unpacked: &Path) -> Fmu {
+        // SAFETY: loading the FMU's library, which has no initialisers that
+        // need anything of us.
+        let lib = unsafe {
+            libloading::Library::new(unpacked.join("binaries/linux64/lockstep_vehicle.so"))
+        }
+        .unwrap();
+        Fmu { lib }
+    }
+
+    fn sym<T: Copy>(&self, name: &str) -> T {
+        // SAFETY: the caller names the function with its FMI signature.
+        unsafe { *self.lib.get::<T>(name.as_bytes()).unwrap() }
+    }
+
+    fn instantiate(&self, unpacked: &Path, guid: &str) -> Component {
+        let f: unsafe extern "C" fn(
+            *const c_char,
+            c_int,
+            *const c_char,
+            *const c_char,
+            *const Callbacks,
+            c_int,
+            c_int,
+        ) -> Component = self.sym("fmi2Instantiate");
+        let name = CString::new("test").unwrap();
+        let guid = CString::new(guid).unwrap();
+        let uri = CString::new(format!("file://{}", unpacked.join("resources").display())).unwrap();
+        let cb = Callbacks {
+            logger: std::ptr::null(),
+            allocate: std::ptr::null(),
+            free: std::ptr::null(),
+            step_finished: std::ptr::null(),
+            env: std::ptr::null_mut(),
+        };
+        // SAFETY: FMI's call with valid strings and callbacks.
+        unsafe { f(name.as_ptr(), 1, guid.as_ptr(), uri.as_ptr(), &cb, 0, 0) }
+    }
+
+    fn call(&self, name: &str, c: Component) -> c_int {
+        let f: unsafe extern "C" fn(Component) -> c_int = self.sym(name);
+        // SAFETY: a live component.
+        unsafe { f(c) }
+    }
+
+    /// Sets up the experiment from 0 and enters initialization mode.
+    fn enter(&self, c: Component) {
+        let setup: unsafe extern "C" fn(Component, c_int, f64, f64, c_int, f64) -> c_int =
+            self.sym("fmi2SetupExperiment");
+        // SAFETY: a live component.
+        assert_eq!(unsafe { setup(c, 0, 0.0, 0.0, 0, 0.0) }, 0);
+        assert_eq!(self.call("fmi2EnterInitializationMode", c), 0);
+    }
+
+    fn init(&self, c: Component) {
+        self.enter(c);
+        assert_eq!(self.call("fmi2ExitInitializationMode", c), 0);
+    }
+
+    fn step(&self, c: Component, t: f64, h: f64) -> c_int {
+        let f: unsafe extern "C" fn(Component, f64, f64, c_int) -> c_int = self.sym("fmi2DoStep");
+        // SAFETY: a live component.
+        unsafe { f(c, t, h, 1) }
+    }
+
+    fn reals(&self, c: Component, vrs: &[u32]) -> Vec<f64> {
+        let f: unsafe extern "C" fn(Component, *const u32, usize, *mut f64) -> c_int =
+            self.sym("fmi2GetReal");
+        let mut v = vec![0.0; vrs.len()];
+        // SAFETY: arrays of `vrs.len()` elements.
+        assert_eq!(unsafe { f(c, vrs.as_ptr(), vrs.len(), v.as_mut_ptr()) }, 0);
+        v
+    }
+
+    fn set_real(&self, c: Component, vr: u32, x: f64) -> c_int {
+        let f: unsafe extern "C" fn(Component, *const u32, usize, *const f64) -> c_int =
+            self.sym("fmi2SetReal");
+        // SAFETY: one-element arrays.
+        unsafe { f(c, &vr, 1, &x) }
+    }
+
+    fn set_string(&self, c: Component, vr: u32, s: &str) -> c_int {
+        let f: unsafe extern "C" fn(Component, *const u32, usize, *const *const c_char) -> c_int =
+            self.sym("fmi2SetString");
+        let s = CString::new(s).unwrap();
+        let p = s.as_ptr();
+        // SAFETY: one-element arrays.
+        unsafe { f(c, &vr, 1, &p) }
+    }
+
+    fn free(&self, c: Component) {
+        let f: unsafe extern "C" fn(Component) = self.sym("fmi2FreeInstance");
+        // SAFETY: a live component, freed once.
+        unsafe { f(c) }
+    }
+}
+
+/// The description's GUID and each variable's value reference by name.
+fn description(unpacked: &Path) -> (String, String, std::collections::HashMap<String, u32>) {
+    let xml = std::fs::read_to_string(unpacked.join("modelDescription.xml")).unwrap();
+    let attr = |line: &str, key: &str| -> Option<String> {
+        let start = line.find(&format!(" {key}=\""))? + key.len() + 3;
+        Some(line[start..start + line[start..].find('"')?].to_string())
+    };
+    let guid = xml.lines().find_map(|l| attr(l, "guid")).unwrap();
+    let vrs = xml
+        .lines()
+        .filter(|l| l.contains("<ScalarVariable"))
+        .map(|l| {
+            (
+                attr(l, "name").unwrap(),
+                attr(l, "valueReference").unwrap().parse().unwrap(),
+            )
+        })
+        .collect();
+    (guid, xml, vrs)
+}
+
+const TRUTH: [&str; 13] = [
+    "north_m",
+    "east_m",
+    "down_m",
+    "v_north_mps",
+    "v_east_mps",
+    "v_down_mps",
+    "q_w",
+    "q_x",
+    "q_y",
+    "q_z",
+    "p_radps",
+    "q_radps",
+    "r_radps",
+];
+
+#[test]
+fn the_fmu_flies_the_rust_apis_flight_bit_for_bit() {
+    let dir = TempDir::new("fmu-flight");
+    let scenario = root().join("examples/scenarios/square.toml");
+    let unpacked = package(&dir, &scenario, BUNDLED);
+    let (guid, xml, vr) = description(&unpacked);
+    assert!(xml.contains(r#"canBeInstantiatedOnlyOncePerProcess="false""#));
+    let truth: Vec<u32> = TRUTH.iter().map(|n| vr[&format!("truth_{n}")]).collect();
+    let fmu = Fmu::load(&unpacked);
+    // Every one of FMI 2.0's 34 co-simulation functions is exported.
+    for name in [
+        "fmi2GetTypesPlatform",
+        "fmi2GetVersion",
+        "fmi2SetDebugLogging",
+        "fmi2Instantiate",
+        "fmi2FreeInstance",
+        "fmi2SetupExperiment",
+        "fmi2EnterInitializationMode",
+        "fmi2ExitInitializationMode",
+        "fmi2Terminate",
+        "fmi2Reset",
+        "fmi2GetReal",
+        "fmi2GetInteger",
+        "fmi2GetBoolean",
+        "fmi2GetString",
+        "fmi2SetReal",
+        "fmi2SetInteger",
+        "fmi2SetBoolean",
+        "fmi2SetString",
+        "fmi2GetFMUstate",
+        "fmi2SetFMUstate",
+        "fmi2FreeFMUstate",
+        "fmi2SerializedFMUstateSize",
+        "fmi2SerializeFMUstate",
+        "fmi2DeSerializeFMUstate",
+        "fmi2GetDirectionalDerivative",
+        "fmi2SetRealInputDerivatives",
+        "fmi2GetRealOutputDerivatives",
+        "fmi2DoStep",
+        "fmi2CancelStep",
+        "fmi2GetStatus",
+        "fmi2GetRealStatus",
+        "fmi2GetIntegerStatus",
+        "fmi2GetBooleanStatus",
+        "fmi2GetStringStatus",
+    ] {
+        // SAFETY: only looked up, not called.
+        let found = unsafe { fmu.lib.get::<*const c_void>(name.as_bytes()) }.is_ok();
+        assert!(found, "{name}");
+    }
+    assert!(
+        fmu.instantiate(&unpacked, "{wrong}").is_null(),
+        "a wrong GUID is refused"
+    );
+
+    let c = fmu.instantiate(&unpacked, &guid);
+    assert!(!c.is_null());
+    fmu.init(c);
+    let s = Scenario::load(&scenario).unwrap();
+    let mut e =
+        Engine::with_isolation(&s, Path::new(BUNDLED), None, &Isolation::InProcess).unwrap();
+    let bits = |x: &[f64]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    let mut compared = 0;
+    for k in 0..89_999u64 {
+        // FMI's doubles: the communication point as a master computes it.
+        assert_eq!(fmu.step(c, k as f64 * 0.001, 0.001), 0, "step {k}");
+        while e.next_time().is_some_and(|t| t.0 <= (k + 1) * 1000) {
+            e.step().unwrap();
+        }
+        if (k + 1) % 500 == 0 {
+            assert_eq!(
+                bits(&fmu.reals(c, &truth)),
+                bits(&e.state()[..13]),
+                "t = {} ms",
+                k + 1
+            );
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 179);
+    // A step that is not whole microseconds.
+    assert_eq!(fmu.step(c, 89.999, 0.0000005), 3, "fmi2Error");
+    // A step past the end: taken to the end, fmi2Discard, and the status
+    // says where it stopped.
+    assert_eq!(fmu.step(c, 89.999, 0.002), 2, "fmi2Discard");
+    while e.step().unwrap().is_some() {}
+    assert_eq!(
+        bits(&fmu.reals(c, &truth)),
+        bits(&e.state()[..13]),
+        "at the end"
+    );
+    let last: unsafe extern "C" fn(Component, c_int, *mut f64) -> c_int =
+        fmu.sym("fmi2GetRealStatus");
+    let terminated: unsafe extern "C" fn(Component, c_int, *mut c_int) -> c_int =
+        fmu.sym("fmi2GetBooleanStatus");
+    let (mut t, mut done) = (0.0, 0);
+    // SAFETY: a live component and local out-values.
+    unsafe {
+        assert_eq!(last(c, 2, &mut t), 0);
+        assert_eq!(terminated(c, 3, &mut done), 0);
+        assert_eq!(
+            last(c, 0, &mut t),
+            2,
+            "fmi2Discard for a status it cannot give"
+        );
+    }
+    assert_eq!((t, done), (90.0, 1));
+    assert_eq!(fmu.step(c, 90.0, 0.001), 3, "nothing left to step");
+    assert_eq!(fmu.call("fmi2Terminate", c), 0);
+    fmu.free(c);
+}
+
+#[test]
+fn parameters_and_inputs_reach_the_run_and_the_log_is_joined_before_free() {
+    let dir = TempDir::new("fmu-inputs");
+    let scenario = root().join("examples/scenarios/square.toml");
+    let unpacked = package(&dir, &scenario, BUNDLED);
+    let (guid, _, vr) = description(&unpacked);
+    let fmu = Fmu::load(&unpacked);
+    let fly = |wind: f64, log: Option<&Path>| {
+        let c = fmu.instantiate(&unpacked, &guid);
+        if let Some(l) = log {
+            assert_eq!(fmu.set_string(c, vr["log_path"], l.to_str().unwrap()), 0);
+        }
+        fmu.enter(c);
+        // In initialization mode the outputs are the run's initial ones,
+        // with the parameters set there.
+        assert_eq!(fmu.set_real(c, vr["start_north_m"], 3.0), 0);
+        assert_eq!(fmu.reals(c, &[vr["truth_north_m"]]), [3.0]);
+        assert_eq!(fmu.set_real(c, vr["start_north_m"], 0.0), 0);
+        assert_eq!(fmu.reals(c, &[vr["truth_north_m"]]), [0.0]);
+        assert_eq!(fmu.call("fmi2ExitInitializationMode", c), 0);
+        assert_eq!(fmu.set_real(c, vr["wind_offset_north_mps"], wind), 0);
+        assert_eq!(
+            fmu.set_real(c, vr["wind_offset_east_mps"], f64::NAN),
+            3,
+            "not finite"
+        );
+        for k in 0..10_000u64 {
+            assert_eq!(fmu.step(c, k as f64 * 0.001, 0.001), 0);
+        }
+        let x = fmu.reals(c, &[vr["truth_north_m"], vr["truth_east_m"]]);
+        // A fixed parameter after initialization is refused.
+        assert_eq!(fmu.set_string(c, vr["log_path"], "x.csv"), 3);
+        fmu.free(c); // without fmi2Terminate: freeing ends the run
+        x
+    };
+    let log = dir.join("fmu.csv");
+    let calm = fly(0.0, Some(&log));
+    let windy = fly(4.0, None);
+    assert_ne!(calm, windy, "a 4 m/s wind offset moves the vehicle");
+    let meta = std::fs::read_to_string(dir.join("fmu.csv.json")).unwrap();
+    assert!(meta.contains("\"complete\": true"), "{meta}");
+    let rows = std::fs::read_to_string(&log).unwrap().lines().count();
+    assert_eq!(rows, 1 + 101, "the header, then 0 to 10 s at 10 Hz");
+}
+
+#[test]
+fn a_one_instance_autopilot_makes_a_one_instance_fmu() {
+    let dir = TempDir::new("fmu-single");
+    let scenario = root().join("examples/scenarios/square.toml");
+    let unpacked = package(&dir, &scenario, SINGLE_INSTANCE);
+    let (_, xml, _) = description(&unpacked);
+    assert!(xml.contains(r#"canBeInstantiatedOnlyOncePerProcess="true""#));
+}
+
+#[test]
+fn packaging_errors_name_what_is_wrong() {
+    let dir = TempDir::new("fmu-errors");
+    let o = Command::new(LOCKSTEP)
+        .args(["fmu", "examples/scenarios/square.toml", "-o"])
+        .arg(dir.join("x.fmu"))
+        .args(["--library", "/no/such/liblockstep_fmu.so"])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "lockstep fmu: the FMU library /no/such/liblockstep_fmu.so does not exist: build it \
+         (`cargo build --release -p lockstep-fmu` puts liblockstep_fmu.so next to lockstep) or \
+         name it with --library\n"
+    );
+    let o = Command::new(LOCKSTEP)
+        .args(["fmu", "no/such.toml", "-o"])
+        .arg(dir.join("x.fmu"))
+        .arg("--library")
+        .arg(fmu_library())
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "lockstep fmu: cannot read scenario no/such.toml: No such file or directory (os error 2)\n"
+    );
+    assert!(!dir.join("x.fmu").exists());
+}

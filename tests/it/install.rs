@@ -1,0 +1,92 @@
+//! A relocated binary (as `cargo install` leaves it, far from the source
+//! tree) flies its default scenario with the bundled autopilot, which it
+//! writes into its cache; shell completions.
+
+use std::process::Command;
+
+use crate::common::*;
+
+const REPO: &str = env!("CARGO_MANIFEST_DIR");
+
+/// Copies `lockstep` and its host into `dir/bin`.
+fn install(dir: &TempDir) -> std::path::PathBuf {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for exe in [LOCKSTEP, HOST] {
+        let name = std::path::Path::new(exe).file_name().unwrap();
+        std::fs::copy(exe, bin.join(name)).unwrap();
+    }
+    bin.join("lockstep")
+}
+
+#[test]
+fn a_relocated_binary_flies_its_default_scenario_from_its_cache() {
+    let dir = TempDir::new("install");
+    let lockstep = install(&dir);
+    let cache = dir.join("cache");
+    let fly = || {
+        ran(Command::new(&lockstep)
+            .args(["fly", "--duration", "5", "--json"])
+            .current_dir(dir.path())
+            .env("LOCKSTEP_IGNORE_BUILD_TREE", "1")
+            .env("XDG_CACHE_HOME", &cache)
+            .env_remove("LOCKSTEP_AUTOPILOT_HOST"))
+    };
+    let r = fly();
+    assert_eq!(r.code(), 0, "{r}");
+    let j: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let scenario = std::path::PathBuf::from(j["scenario"].as_str().unwrap());
+    let autopilot = std::path::PathBuf::from(j["autopilot"].as_str().unwrap());
+    let bundle = scenario.parent().unwrap().parent().unwrap().to_path_buf();
+    assert!(bundle.starts_with(cache.join("lockstep")), "{bundle:?}");
+    assert_eq!(autopilot, bundle.join("liblockstep_autopilot.so"));
+    assert_eq!(j["isolated"], true, "the host next to the binary is found");
+    assert_eq!(j["outcome"], "completed");
+    // The bundle holds the very files of the source tree.
+    assert_eq!(
+        std::fs::read(&scenario).unwrap(),
+        std::fs::read(format!("{REPO}/examples/scenarios/square.toml")).unwrap()
+    );
+    assert_eq!(
+        std::fs::read(bundle.join("missions/square.waypoints")).unwrap(),
+        std::fs::read(format!("{REPO}/examples/missions/square.waypoints")).unwrap()
+    );
+    assert_eq!(
+        std::fs::read(&autopilot).unwrap(),
+        std::fs::read(BUNDLED).unwrap()
+    );
+    // A damaged cached library is written again, not loaded.
+    std::fs::write(&autopilot, b"not a library").unwrap();
+    let again = fly();
+    assert_eq!(again.code(), 0, "{again}");
+    assert_eq!(
+        std::fs::read(&autopilot).unwrap(),
+        std::fs::read(BUNDLED).unwrap()
+    );
+    // check-lib's default is the bundled library too.
+    let r = ran(Command::new(&lockstep)
+        .arg("check-lib")
+        .env("LOCKSTEP_IGNORE_BUILD_TREE", "1")
+        .env("XDG_CACHE_HOME", &cache));
+    assert_eq!(r.code(), 0, "{r}");
+    assert!(r.stdout.contains(autopilot.to_str().unwrap()), "{r}");
+}
+
+#[test]
+fn completions_cover_the_commands() {
+    let r = lockstep(&["completions", "bash"]);
+    assert_eq!(r.code(), 0, "{r}");
+    assert!(r.stdout.starts_with("_lockstep() {"), "{}", &r.stdout[..80]);
+    for verb in ["fly", "replay", "check-lib", "schema", "specs"] {
+        assert!(r.stdout.contains(verb), "{verb}");
+    }
+    let r = lockstep(&["completions", "zsh"]);
+    assert_eq!(r.code(), 0, "{r}");
+    assert!(
+        r.stdout.starts_with("#compdef lockstep"),
+        "{}",
+        &r.stdout[..40]
+    );
+    let r = lockstep(&["completions", "tcsh"]);
+    assert_eq!(r.code(), 2, "{r}");
+}

@@ -1,0 +1,53 @@
+//! The cross-crate tests: one test binary, a module per subject (the CLI,
+//! the C ABI and its hosts, the autopilot contract, flights, fleets,
+//! co-simulation, orchestration, Monte Carlo, the FMU, outputs).
+//! Tests of one crate alone live in that crate.
+
+mod common;
+
+mod airframes;
+mod autopilot_modes;
+mod autopilot_params;
+mod broken_libraries;
+mod c_abi;
+mod c_hosts;
+mod check_lib_cli;
+mod closed_loop;
+mod compare_integrators;
+mod contract;
+mod cosim_fmu_errors;
+mod cosim_processes;
+mod cosim_slung_load;
+mod cosim_vehicles;
+mod cosim_wind_fmu;
+mod distributed_local;
+mod distributed_zenoh;
+mod engine_runs;
+mod examples;
+mod fleet;
+mod fleet_migration;
+mod flights;
+mod fly_cli;
+mod fmu;
+mod generated_docs;
+mod hosted_plant;
+mod in_process_crash;
+mod install;
+mod isolation;
+mod loading;
+mod migration_abi;
+mod missions_abroad;
+mod montecarlo;
+mod orchestrate;
+mod orchestrate_processes;
+mod parsers_fuzz;
+mod plots;
+mod record_replay;
+mod recording_integrity;
+mod reentrant;
+mod reference_autopilot;
+mod run_cli;
+mod signals_and_outputs;
+mod single_instance;
+mod ulog_export;
+mod verdict_cli;
