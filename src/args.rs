@@ -2,11 +2,11 @@
 //! `compare-integrators` and `montecarlo`, and their translation into a
 //! scenario path, an autopilot path and scenario overrides.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use lockstep_harness::inputs::scenario::{Override, Scenario};
+use lockstep_harness::inputs::scenario::Override;
 
-use crate::bundled;
+use lockstep_run::assets;
 
 /// A scenario and the overrides applied to it before validation.
 #[derive(Debug, Clone, clap::Args)]
@@ -161,37 +161,15 @@ impl ScenarioArgs {
         let scenario = match self
             .scenario
             .clone()
-            .map_or_else(bundled::default_scenario, Ok)
+            .map_or_else(assets::default_scenario, Ok)
         {
             Ok(p) => p,
             Err(e) => return Err(e.to_string()),
         };
-        let autopilot = match self.autopilot.clone().map_or_else(bundled::autopilot, Ok) {
+        let autopilot = match self.autopilot.clone().map_or_else(assets::autopilot, Ok) {
             Ok(p) => p,
             Err(e) => return Err(e.to_string()),
         };
         Ok((scenario, autopilot, overrides))
     }
-}
-
-/// The files a run of `s` reads, named for the output-aliasing check
-/// (`lockstep_harness::io::paths::check_outputs`): the scenario, the autopilot
-/// library, the spec when it is a file, and the mission.
-pub fn inputs<'a>(
-    scenario: &'a Path,
-    autopilot: &'a Path,
-    s: &'a Scenario,
-) -> Vec<(&'static str, &'a Path)> {
-    let mut inputs = vec![
-        ("the scenario", scenario),
-        ("the autopilot library", autopilot),
-    ];
-    let spec = Path::new(&s.spec);
-    if spec.is_file() {
-        inputs.push(("the aircraft spec", spec));
-    }
-    if let Some(m) = &s.mission {
-        inputs.push(("the mission", m.as_path()));
-    }
-    inputs
 }

@@ -7,8 +7,11 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use lockstep_abi::{Isolation, IsolationOptions};
+use lockstep_harness::engine::cores;
+use lockstep_run::fleet::FleetRequest;
+use lockstep_run::flight::{FlightOutputs, FlightRequest};
 
-use crate::{args, distributed, fleet, positive_seconds, run};
+use crate::{Output, args, distributed, fleet, flight, positive_seconds};
 
 #[derive(Debug, clap::Args)]
 pub struct FlyArgs {
@@ -80,19 +83,25 @@ pub enum IsolationArg {
     InProcess,
 }
 
+impl IsolationArg {
+    /// The isolation with the default timeouts.
+    pub fn isolation(self) -> Isolation {
+        match self {
+            IsolationArg::InProcess => Isolation::InProcess,
+            IsolationArg::Process => Isolation::Process(IsolationOptions::default()),
+        }
+    }
+}
+
 /// `lockstep fly` and its alias `run`: the options into library terms.
 pub fn command(verb: &'static str, a: FlyArgs) -> ExitCode {
-    let refuse = |msg: String| -> ExitCode {
-        warn!("lockstep {verb}: {msg}");
-        run::Exit::ConfigError.into()
-    };
+    let refuse = |msg: &str| crate::refuse(verb, msg);
     let isolation = match a.isolation {
         IsolationArg::InProcess => {
             if a.step_timeout.is_some() || a.call_timeout.is_some() {
                 return refuse(
                     "--step-timeout and --call-timeout apply to --isolation process only \
-                     (in-process, nothing can stop a call that hangs)"
-                        .into(),
+                     (in-process, nothing can stop a call that hangs)",
                 );
             }
             Isolation::InProcess
@@ -112,20 +121,12 @@ pub fn command(verb: &'static str, a: FlyArgs) -> ExitCode {
     };
     let (scenario, autopilot, overrides) = match a.flight.resolve() {
         Ok(v) => v,
-        Err(e) => return refuse(e),
+        Err(e) => return refuse(&e),
     };
     if a.network_role.is_none() && (a.network_secondaries.is_some() || a.step_deadline.is_some()) {
-        return refuse(
-            "--network-secondaries and --step-deadline are for --network-role primary".into(),
-        );
+        return refuse("--network-secondaries and --step-deadline are for --network-role primary");
     }
-    let output = if a.json {
-        run::Output::Json
-    } else if a.quiet {
-        run::Output::Quiet
-    } else {
-        run::Output::Text
-    };
+    let output = Output::of(a.json, a.quiet);
     if let Some(role) = a.network_role {
         return distributed::fly(distributed::NetFly {
             verb,
@@ -141,7 +142,7 @@ pub fn command(verb: &'static str, a: FlyArgs) -> ExitCode {
             step_deadline: a.step_deadline,
         });
     }
-    match lockstep_fleet::scenario::is_fleet(&scenario) {
+    match lockstep_run::fleet::is_fleet(&scenario) {
         Ok(true) => {
             let single = [
                 ("--log", a.log.is_some()),
@@ -152,46 +153,49 @@ pub fn command(verb: &'static str, a: FlyArgs) -> ExitCode {
                 ("--mission", a.flight.has_mission()),
             ];
             if let Some((flag, _)) = single.iter().find(|(_, given)| *given) {
-                return refuse(format!(
+                return refuse(&format!(
                     "{flag} is for a scenario of one vehicle; {} is a fleet ([[vehicles]]): \
                      give --out DIR for every vehicle's log",
                     scenario.display()
                 ));
             }
-            return fleet::fly(fleet::FleetFly {
+            return fleet::fly(
                 verb,
-                scenario,
-                autopilot,
-                overrides,
-                out: a.out,
-                isolation,
+                FleetRequest {
+                    scenario,
+                    autopilot,
+                    overrides,
+                    out: a.out,
+                    isolation,
+                    threads: a.threads.map_or_else(cores, |t| t as usize),
+                },
                 output,
-                threads: a.threads.map_or_else(
-                    || std::thread::available_parallelism().map_or(1, |n| n.get()),
-                    |t| t as usize,
-                ),
-            });
+            );
         }
         Ok(false) => {}
-        Err(e) => return refuse(e.to_string()),
+        Err(e) => return crate::refused(verb, &e),
     }
     if a.threads.is_some() {
-        return refuse(format!(
+        return refuse(&format!(
             "--threads is for a fleet scenario ([[vehicles]]); {} has one vehicle",
             scenario.display()
         ));
     }
-    run::fly(run::FlyOptions {
+    flight::fly(
         verb,
-        scenario,
-        autopilot,
-        overrides,
-        log: a.log,
-        record: a.record,
-        ulog: a.ulog,
-        plot: a.plot,
-        out: a.out,
-        isolation,
+        FlightRequest {
+            scenario,
+            autopilot,
+            overrides,
+            outputs: FlightOutputs {
+                log: a.log,
+                record: a.record,
+                ulog: a.ulog,
+                plot: a.plot,
+                out: a.out,
+            },
+            isolation,
+        },
         output,
-    })
+    )
 }

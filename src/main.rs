@@ -24,21 +24,56 @@ macro_rules! warn {
 }
 
 mod args;
-mod bundled;
 mod check_lib;
 mod compare;
 mod cosim;
 mod distributed;
 mod fleet;
+mod flight;
 mod fly;
-mod fmu;
 mod montecarlo;
 mod orchestrate;
-mod plots;
-#[cfg(feature = "distributed")]
-mod processes;
 mod replay;
-mod run;
+mod signals;
+
+/// How a run's report is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// A text summary on stdout.
+    Text,
+    /// One JSON object on stdout (the same as `summary.json`).
+    Json,
+    /// Nothing but errors.
+    Quiet,
+}
+
+impl Output {
+    /// From `--json` and `--quiet`.
+    pub fn of(json: bool, quiet: bool) -> Output {
+        if json {
+            Output::Json
+        } else if quiet {
+            Output::Quiet
+        } else {
+            Output::Text
+        }
+    }
+}
+
+/// Prints a run layer's refusal (and the lines that say more); its exit
+/// status.
+pub fn refused(verb: &str, e: &lockstep_run::RunError) -> ExitCode {
+    warn!("lockstep {verb}: {}", e.message);
+    for line in &e.context {
+        warn!("              {line}");
+    }
+    ExitCode::from(e.exit_status())
+}
+
+/// Prints an argument refused; exit status 2 (a configuration error).
+pub fn refuse(verb: &str, message: &str) -> ExitCode {
+    refused(verb, &lockstep_run::RunError::configuration(message))
+}
 
 #[derive(Debug, Parser)]
 #[command(
@@ -160,14 +195,14 @@ enum Command {
     /// ode_solvers' Dopri5), and report each one's largest and RMS error
     /// per state group, RHS evaluations and median wall time: a table, a
     /// CSV and a work-precision plot.
-    CompareIntegrators(CompareArgs),
+    CompareIntegrators(compare::CompareArgs),
     /// Fly a batch of runs of a scenario with the dispersions of its
     /// [montecarlo] section (mass, inertia, battery capacity, mean wind,
     /// sensor noise, motor failures), each run's seed and draws derived
     /// from the master seed and its number: per-run CSV, aggregate
     /// statistics and histograms. A run whose autopilot crashes or hangs
     /// is a failed row; the batch goes on.
-    Montecarlo(MonteCarloArgs),
+    Montecarlo(montecarlo::MonteCarloArgs),
     /// One run of a Monte Carlo batch, printed as JSON (what a worker
     /// process of `montecarlo` runs).
     #[command(hide = true)]
@@ -182,112 +217,7 @@ enum Command {
     },
     /// Replay a recording: drive the plant from it (no autopilot, no
     /// randomness) and print the final state.
-    Replay {
-        /// The recording made by `run --record`.
-        recording: PathBuf,
-        /// Refuse the recording unless it was made with this spec (built-in
-        /// name or path); default: the spec embedded in the recording.
-        #[arg(long)]
-        spec: Option<String>,
-        /// Integrate with this method instead of the recorded one (euler,
-        /// rk4, bs32, dp54).
-        #[arg(long)]
-        integrator: Option<String>,
-        /// Compare the replayed states with this flight log's (the `fly`
-        /// log of the recorded run): the largest difference per state group.
-        #[arg(long)]
-        compare: Option<PathBuf>,
-        /// Write the replay as a flight log (the `fly` columns; the
-        /// autopilot's are NaN), with its sidecar.
-        #[arg(long)]
-        log: Option<PathBuf>,
-        /// Rows per second of --log (the period must be whole microseconds
-        /// of recorded boundaries) [default: 10].
-        #[arg(long, requires = "log", default_value_t = 10.0)]
-        log_rate: f64,
-    },
-}
-
-#[derive(Debug, clap::Args)]
-struct MonteCarloArgs {
-    /// The scenario and its overrides; `--seed` is the batch's master seed.
-    #[command(flatten)]
-    flight: args::ScenarioArgs,
-    /// How many runs.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
-    runs: u64,
-    /// Runs flown at once [default: the number of cores].
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
-    jobs: Option<u64>,
-    /// `processes`: each run in a child process (a crash or hang of the
-    /// autopilot fails that run only); `threads`: runs on threads of this
-    /// process with the autopilot in-process (a re-entrant library only;
-    /// a crash ends the batch).
-    #[arg(long, value_enum, default_value_t = montecarlo::Workers::Processes)]
-    workers: montecarlo::Workers,
-    /// Wall-time limit of one run in seconds (processes only): a run
-    /// still flying then is killed and reported as hung.
-    #[arg(long, default_value_t = 600.0, value_parser = positive_seconds)]
-    run_timeout: f64,
-    /// The directory written: runs.csv, summary.json, histograms.png and
-    /// histograms.svg.
-    #[arg(long, default_value = "montecarlo")]
-    out: PathBuf,
-    /// Print nothing but errors.
-    #[arg(long, short)]
-    quiet: bool,
-}
-
-#[derive(Debug, clap::Args)]
-struct CompareArgs {
-    #[command(flatten)]
-    flight: args::ScenarioArgs,
-    /// The methods to compare, comma-separated (euler, rk4, bs32, dp54).
-    #[arg(long, value_delimiter = ',', value_parser = method, default_value = "euler,rk4,bs32,dp54")]
-    methods: Vec<lockstep_plant::integrate::Method>,
-    /// Substeps of the fixed-step methods (euler, rk4) in microseconds,
-    /// comma-separated [default: the flight's longest boundary interval,
-    /// and 1/2, 1/4 and 1/8 of it].
-    #[arg(long, value_delimiter = ',')]
-    steps_us: Vec<u64>,
-    /// Tolerances of the adaptive methods (bs32, dp54; atol = rtol for
-    /// position, velocity, attitude and rates), comma-separated [default:
-    /// bs32 1e-4,1e-6,1e-8; dp54 1e-6,1e-8,1e-10].
-    #[arg(long, value_delimiter = ',')]
-    tolerances: Vec<f64>,
-    /// Restart each replay from the reference's state every this many
-    /// seconds of simulated time (0: replay the whole flight open-loop).
-    /// A multirotor without its controller is unstable, so over a whole
-    /// flight the errors measure that instability as much as the
-    /// integrator.
-    #[arg(long, default_value_t = 1.0, value_parser = horizon)]
-    horizon_s: f64,
-    /// Replays per candidate; the wall time reported is their median.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
-    repeats: u32,
-    /// The directory written: flight.rec, integrators.csv,
-    /// work_precision.png and work_precision.svg.
-    #[arg(long, default_value = "integrator-study")]
-    out: PathBuf,
-}
-
-/// A horizon: 0, or whole microseconds of at most a day.
-fn horizon(s: &str) -> Result<f64, String> {
-    let v: f64 = s.parse().map_err(|e| format!("{e}"))?;
-    let us = v * 1e6;
-    if v.is_finite() && (0.0..=86_400.0).contains(&v) && (us - us.round()).abs() < 1e-6 {
-        Ok(v)
-    } else {
-        Err(format!(
-            "{s} is not a number of seconds in [0, 86400] in whole microseconds"
-        ))
-    }
-}
-
-/// An integrator by its scenario key.
-fn method(s: &str) -> Result<lockstep_plant::integrate::Method, String> {
-    lockstep_plant::integrate::Method::from_name(s)
-        .ok_or_else(|| format!("`{s}` is not an integrator (euler, rk4, bs32, dp54)"))
+    Replay(replay::ReplayArgs),
 }
 
 /// A finite, positive number of seconds of at most a day.
@@ -304,7 +234,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::CheckLib { path, call_timeout } => {
-            let path = match path.map_or_else(bundled::autopilot, Ok) {
+            let path = match lockstep_run::assets::autopilot_or(path) {
                 Ok(p) => p,
                 Err(e) => {
                     warn!("lockstep check-lib: {e}");
@@ -314,82 +244,39 @@ fn main() -> ExitCode {
             check_lib::run(&path, Duration::from_secs_f64(call_timeout))
         }
         Command::Fly(a) => fly::command("fly", a),
-        Command::ExampleFmu { name, out } => match bundled::write_fmu(&name, &out) {
+        Command::Run(a) => fly::command("run", a),
+        Command::ExampleFmu { name, out } => match lockstep_run::assets::write_fmu(&name, &out) {
             Ok(()) => {
                 say!("{}", out.display());
                 ExitCode::SUCCESS
             }
-            Err(e) => {
-                warn!("lockstep example-fmu: {e}");
-                run::Exit::ConfigError.into()
-            }
+            Err(e) => refuse("example-fmu", &e),
         },
         Command::Cosim(a) => cosim::run(a),
         Command::Orchestrate(a) => orchestrate::run(a),
         Command::ParticipantHost(a) => cosim::participant_host(a),
         Command::ModelHost(a) => orchestrate::model_host(a),
         Command::Ctl { command, net } => distributed::ctl(&command, &net),
-        Command::Montecarlo(a) => {
-            let (scenario, autopilot, overrides) = match a.flight.resolve() {
-                Ok(v) => v,
-                Err(e) => {
-                    warn!("lockstep montecarlo: {e}");
-                    return run::Exit::ConfigError.into();
-                }
-            };
-            let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
-            montecarlo::command(montecarlo::Options {
-                scenario,
-                autopilot,
-                overrides,
-                runs: a.runs,
-                jobs: a.jobs.unwrap_or(cores).min(a.runs) as usize,
-                workers: a.workers,
-                run_timeout: Duration::from_secs_f64(a.run_timeout),
-                out: a.out,
-                quiet: a.quiet,
-            })
-        }
+        Command::Montecarlo(a) => montecarlo::command(a),
         Command::MontecarloRun {
             scenario,
             autopilot,
             run,
             set,
-        } => {
-            let mut overrides = Vec::new();
-            for s in &set {
-                match lockstep_harness::inputs::scenario::Override::parse("--set", s) {
-                    Ok(o) => overrides.push(o),
-                    Err(e) => {
-                        warn!("lockstep montecarlo-run: {e}");
-                        return run::Exit::ConfigError.into();
+        } => montecarlo::worker(scenario, autopilot, run, &set),
+        Command::CompareIntegrators(a) => compare::command(a),
+        Command::Plot { log, out } => {
+            let stem = out.unwrap_or_else(|| log.with_extension(""));
+            match lockstep_run::plots::draw(&log, &stem) {
+                Ok(files) => {
+                    for f in files {
+                        say!("plot          {}", f.display());
                     }
+                    ExitCode::SUCCESS
                 }
+                Err(e) => refuse("plot", &e),
             }
-            montecarlo::worker(&scenario, &autopilot, &overrides, run)
         }
-        Command::CompareIntegrators(a) => {
-            let (scenario, autopilot, overrides) = match a.flight.resolve() {
-                Ok(v) => v,
-                Err(e) => {
-                    warn!("lockstep compare-integrators: {e}");
-                    return run::Exit::ConfigError.into();
-                }
-            };
-            compare::command(compare::CompareOptions {
-                scenario,
-                autopilot,
-                overrides,
-                methods: a.methods,
-                steps_us: a.steps_us,
-                tolerances: a.tolerances,
-                repeats: a.repeats,
-                horizon_us: (a.horizon_s > 0.0).then(|| (a.horizon_s * 1e6).round() as u64),
-                out: a.out,
-            })
-        }
-        Command::Run(a) => fly::command("run", a),
-        Command::Plot { log, out } => plots::command(&log, out.as_deref()),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             let mut cmd = Cli::command();
@@ -421,29 +308,19 @@ fn main() -> ExitCode {
             autopilot,
             library,
         } => {
-            let autopilot = match autopilot.map_or_else(bundled::autopilot, Ok) {
+            let autopilot = match lockstep_run::assets::autopilot_or(autopilot) {
                 Ok(p) => p,
-                Err(e) => {
-                    warn!("lockstep fmu: {e}");
-                    return run::Exit::ConfigError.into();
-                }
+                Err(e) => return refuse("fmu", &e.to_string()),
             };
-            fmu::command(&scenario, &out, &autopilot, library.as_deref())
+            match lockstep_run::package::fmu(&scenario, &out, &autopilot, library.as_deref()) {
+                Ok(n) => {
+                    say!("wrote {} ({n} files)", out.display());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => refused("fmu", &e),
+            }
         }
-        Command::Replay {
-            recording,
-            spec,
-            integrator,
-            compare,
-            log,
-            log_rate,
-        } => replay::command(
-            &recording,
-            spec.as_deref(),
-            integrator.as_deref(),
-            compare.as_deref(),
-            log.as_deref().map(|l| (l, log_rate)),
-        ),
+        Command::Replay(a) => replay::command(a),
     }
 }
 
@@ -466,19 +343,15 @@ fn specs(name: Option<&str>, resolved: bool) -> ExitCode {
     };
     let Some((_, text)) = BUILTIN_SPECS.iter().find(|(n, _)| *n == name) else {
         let names: Vec<&str> = BUILTIN_SPECS.iter().map(|(n, _)| *n).collect();
-        warn!(
-            "lockstep specs: `{name}` is not a built-in aircraft ({})",
-            names.join(", ")
+        return refuse(
+            "specs",
+            &format!("`{name}` is not a built-in aircraft ({})", names.join(", ")),
         );
-        return run::Exit::ConfigError.into();
     };
     if resolved {
         match AircraftSpec::resolve(name) {
             Ok(s) => say!("{}", s.to_toml_string().trim_end()),
-            Err(e) => {
-                warn!("lockstep specs: {e}");
-                return run::Exit::ConfigError.into();
-            }
+            Err(e) => return refuse("specs", &e.to_string()),
         }
     } else {
         say!("{}", text.trim_end());

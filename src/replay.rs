@@ -1,147 +1,82 @@
-//! `lockstep replay`: fly a recording's inputs again through the plant
-//! (optionally with another spec or integrator), compare the result with a
-//! log, write a log of its own.
+//! `lockstep replay`: a recording's inputs flown again through the plant,
+//! compared with a log, written as a log; what it did printed.
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use lockstep_harness::io::record::Replay;
-use lockstep_plant::AircraftSpec;
+use lockstep_run::replay::{self, ReplayRequest};
 
-use crate::run::Exit;
+#[derive(Debug, clap::Args)]
+pub struct ReplayArgs {
+    /// The recording made by `fly --record`.
+    recording: PathBuf,
+    /// Refuse the recording unless it was made with this spec (built-in
+    /// name or path); default: the spec embedded in the recording.
+    #[arg(long)]
+    spec: Option<String>,
+    /// Integrate with this method instead of the recorded one (euler,
+    /// rk4, bs32, dp54).
+    #[arg(long)]
+    integrator: Option<String>,
+    /// Compare the replayed states with this flight log's (the `fly` log
+    /// of the recorded run): the largest difference per state group.
+    #[arg(long)]
+    compare: Option<PathBuf>,
+    /// Write the replay as a flight log (the `fly` columns; the
+    /// autopilot's are NaN), with its sidecar.
+    #[arg(long)]
+    log: Option<PathBuf>,
+    /// Rows per second of --log (the period must be whole microseconds
+    /// of recorded boundaries) [default: 10].
+    #[arg(long, requires = "log", default_value_t = 10.0)]
+    log_rate: f64,
+}
 
-pub fn command(
-    recording: &Path,
-    spec: Option<&str>,
-    integrator: Option<&str>,
-    compare: Option<&Path>,
-    log: Option<(&Path, f64)>,
-) -> ExitCode {
-    let log_period_us = match log
-        .map(|(_, hz)| lockstep_harness::Cadence::from_hz("log", hz, lockstep_harness::Micros(1)))
-        .transpose()
-    {
-        Ok(c) => c.map(|c| c.period.0),
-        Err(e) => {
-            warn!("lockstep replay: --log-rate: {e}");
-            return Exit::ConfigError.into();
-        }
+pub fn command(a: ReplayArgs) -> ExitCode {
+    let verb = "replay";
+    let request = ReplayRequest {
+        recording: a.recording.clone(),
+        spec: a.spec,
+        integrator: a.integrator,
+        compare: a.compare,
+        log: a.log.map(|l| (l, a.log_rate)),
     };
-    let method = match integrator {
-        None => None,
-        Some(name) => match lockstep_plant::integrate::Method::from_name(name) {
-            Some(m) => Some(m),
-            None => {
-                warn!("lockstep replay: --integrator {name}: not one of euler, rk4, bs32, dp54");
-                return Exit::ConfigError.into();
-            }
-        },
+    let prepared = match replay::prepare(request) {
+        Ok(p) => p,
+        Err(e) => return crate::refused(verb, &e),
     };
-    let truth = match compare.map(lockstep_harness::io::log_compare::LogTruth::read) {
-        None => None,
-        Some(Ok(t)) => Some(t),
-        Some(Err(e)) => {
-            warn!("lockstep replay: {e}");
-            return Exit::ConfigError.into();
-        }
-    };
-    let spec = match spec.map(AircraftSpec::resolve).transpose() {
-        Ok(s) => s,
-        Err(e) => {
-            warn!("lockstep replay: {e}");
-            return Exit::ConfigError.into();
-        }
-    };
-    let mut replay = match Replay::open(recording, spec.as_ref()) {
-        Ok(r) => r,
-        Err(e) => {
-            warn!("lockstep replay: {e}");
-            return Exit::ConfigError.into();
-        }
-    };
-    say!("recording     {}", recording.display());
-    say!("vehicle       {}", replay.plant().name);
-    let status = replay.end_status().clone();
-    if status.is_completed() {
+    let h = prepared.header();
+    say!("recording     {}", a.recording.display());
+    say!("vehicle       {}", h.vehicle);
+    if h.completed {
         say!("recorded run  completed");
     } else {
-        say!("recorded run  {status}; the recording ends there");
+        say!("recorded run  {}; the recording ends there", h.recorded);
     }
-    if let Some(m) = method {
-        replay.set_integrator(m);
+    say!("integrator    {}", h.integrator);
+    let r = prepared.run();
+    match &r.log {
+        Some(Ok((path, rows))) => say!("log           {} ({rows} rows)", path.display()),
+        Some(Err(e)) => warn!("lockstep {verb}: {e}"),
+        None => {}
     }
-    say!("integrator    {}", replay.integrator().name());
-    let mut last = 0;
-    let mut boundaries = 0u64;
-    let mut comparer = truth.as_ref().map(|t| t.comparer());
-    let mut replay_log = match (log, log_period_us) {
-        (Some((path, _)), Some(period)) => {
-            let inputs: Vec<(&str, &Path)> = vec![("the recording", recording)];
-            let sidecar = lockstep_harness::io::log_meta::sidecar_path(path);
-            let outputs: Vec<(&str, &Path)> =
-                vec![("--log", path), ("the log's sidecar", &sidecar)];
-            if let Err(e) = lockstep_harness::io::paths::check_outputs(&inputs, &outputs) {
-                warn!("lockstep replay: {e}");
-                return Exit::ConfigError.into();
-            }
-            match lockstep_harness::io::replay_log::ReplayLog::create(
-                path,
-                recording,
-                replay.plant(),
-                period,
-            ) {
-                Ok(l) => Some(l),
-                Err(e) => {
-                    warn!("lockstep replay: {e}");
-                    return Exit::ConfigError.into();
-                }
-            }
-        }
-        _ => None,
-    };
-    let mut log_error = None;
-    let result = replay.run_with_inputs(|t, x, u, plant| {
-        last = t.0;
-        boundaries += 1;
-        if let Some(c) = &mut comparer {
-            c.visit(t.0, x);
-        }
-        if let Some(l) = &mut replay_log
-            && log_error.is_none()
-            && let Err(e) = l.visit(t.0, x, u, plant)
-        {
-            log_error = Some(e);
-        }
-    });
-    if let (Some(l), Some((path, _))) = (replay_log, log) {
-        match log_error.map_or_else(|| l.finish(), Err) {
-            Ok(rows) => say!("log           {} ({rows} rows)", path.display()),
-            Err(e) => {
-                warn!("lockstep replay: {e}");
-                return Exit::RunError.into();
-            }
-        }
-    }
-    if let (Some(c), Some(log)) = (comparer, compare) {
-        let d = c.finish();
+    if let Some(c) = &r.comparison {
         say!(
             "compared      {} rows of {} ({} not reached)",
-            d.compared,
-            log.display(),
-            d.unmatched
+            c.compared,
+            c.log.display(),
+            c.unmatched
         );
-        for ((group, _), m) in lockstep_harness::io::log_compare::GROUPS
-            .iter()
-            .zip(d.max_abs)
-        {
+        for (group, m) in &c.max_abs {
             say!("  max |diff|  {group:<20} {m:.3e}");
         }
     }
-    match result {
+    match &r.result {
         Ok(x) => {
             say!(
-                "replayed      {:.3} s in {boundaries} boundaries",
-                last as f64 * 1e-6
+                "replayed      {:.3} s in {} boundaries",
+                r.last_us as f64 * 1e-6,
+                r.boundaries
             );
             say!(
                 "position      N {:.6} m, E {:.6} m, altitude {:.6} m",
@@ -149,11 +84,8 @@ pub fn command(
                 x[1],
                 -x[2]
             );
-            Exit::Success.into()
         }
-        Err(e) => {
-            warn!("lockstep replay: {e}");
-            Exit::RunError.into()
-        }
+        Err(e) => warn!("lockstep {verb}: {e}"),
     }
+    ExitCode::from(r.exit_status())
 }

@@ -6,12 +6,13 @@
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_void};
 
-use ::lockstep_cosim::assemble::{RunOptions, assemble_with};
+use ::lockstep_cosim::assemble::{AssembleOptions, assemble_with};
 use ::lockstep_cosim::error::CosimError;
 use ::lockstep_cosim::file::{ParticipantKind, SystemFile};
 use ::lockstep_cosim::participant::{FnParticipant, Participant};
 use ::lockstep_cosim::run::Cosim;
 use lockstep_harness::Micros;
+use lockstep_harness::engine::RunOptions;
 
 use crate::boundary::*;
 use crate::options::setup;
@@ -77,7 +78,7 @@ enum State {
     /// Loaded, callbacks being bound.
     Loaded {
         file: Box<SystemFile>,
-        options: RunOptions,
+        options: AssembleOptions,
         bound: BTreeMap<String, Bound>,
     },
     Running(Box<Cosim>),
@@ -136,12 +137,9 @@ pub unsafe extern "C" fn lockstep_cosim_new_from_file(
         let h = COSIMS.insert(CosimHandle {
             state: State::Loaded {
                 file: Box::new(file),
-                options: RunOptions {
-                    autopilot: s.autopilot,
-                    isolation: s.isolation,
-                    log_dir: None,
+                options: AssembleOptions {
+                    run: RunOptions::new(s.autopilot, s.isolation),
                     mode: None,
-                    threads: None,
                     bundled_fmu: None,
                 },
                 bound: BTreeMap::new(),

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use lockstep_abi::Isolation;
+use lockstep_harness::engine::RunOptions;
 use lockstep_harness::inputs::scenario::Scenario;
 
 use crate::error::CosimError;
@@ -19,30 +19,33 @@ use crate::vehicle::{VehicleOptions, VehicleParticipant};
 /// Finds the FMU a program carries by name (`bundled:NAME`).
 pub type FindBundled = fn(&str) -> Result<PathBuf, String>;
 
-/// What a run adds to its system file.
+/// What a run adds to its system file: how its vehicles run (the
+/// autopilot of those that name none, isolation, logs, threads) and the
+/// co-simulation's own choices.
 #[derive(Debug, Clone)]
-pub struct RunOptions {
-    /// The autopilot of vehicles that name none.
-    pub autopilot: PathBuf,
-    pub isolation: Isolation,
-    /// Where vehicles write their flight logs (`<dir>/<name>.csv`), when
-    /// given.
-    pub log_dir: Option<PathBuf>,
+pub struct AssembleOptions {
+    pub run: RunOptions,
     /// Overrides the file's mode.
     pub mode: Option<FileMode>,
-    /// Overrides the file's thread count.
-    pub threads: Option<usize>,
     /// Where a `bundled:NAME` FMU is (the program that carries them
     /// knows); `None`: such a path is refused.
     pub bundled_fmu: Option<FindBundled>,
 }
 
-/// The thread count of a parallel run: the file's or the option's, else
-/// the machine's cores.
-pub fn threads_of(sf: &SystemFile, o: &RunOptions) -> usize {
-    o.threads
-        .or(sf.threads)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+impl AssembleOptions {
+    /// The mode of a run of `sf` (these options', else the file's).
+    pub fn mode_of(&self, sf: &SystemFile) -> FileMode {
+        self.mode.unwrap_or(sf.mode)
+    }
+
+    /// The threads of a run of `sf`: 1 when serialized, else these
+    /// options', the file's, or the machine's cores.
+    pub fn threads_of(&self, sf: &SystemFile) -> usize {
+        match self.mode_of(sf) {
+            FileMode::Serialized => 1,
+            FileMode::Parallel => self.run.threads_or(sf.threads),
+        }
+    }
 }
 
 /// What the program running a system provides: a participant for a
@@ -54,7 +57,7 @@ pub type Provide<'a> =
 /// Makes participant `d` as declared (in this process).
 pub fn make_participant(
     d: &crate::file::ParticipantDecl,
-    o: &RunOptions,
+    o: &AssembleOptions,
 ) -> Result<Box<dyn Participant>, CosimError> {
     participant(&d.name, &d.kind, o)
 }
@@ -63,7 +66,7 @@ pub fn make_participant(
 fn participant(
     name: &str,
     kind: &ParticipantKind,
-    o: &RunOptions,
+    o: &AssembleOptions,
 ) -> Result<Box<dyn Participant>, CosimError> {
     let setup = |reason: String| CosimError::Setup {
         participant: name.to_string(),
@@ -78,16 +81,16 @@ fn participant(
             avoid_m,
         } => {
             let s = Scenario::load_with(scenario, overrides).map_err(|e| setup(e.to_string()))?;
-            let log = match (&o.log_dir, s.cadence("log")) {
+            let log = match (&o.run.log_dir, s.cadence("log")) {
                 (Some(dir), Some(_)) => Some(dir.join(format!("{name}.csv"))),
                 _ => None,
             };
-            let ap = autopilot.as_deref().unwrap_or(&o.autopilot);
+            let ap = autopilot.as_deref().unwrap_or(&o.run.autopilot);
             let v = VehicleParticipant::new(
                 &s,
                 ap,
                 log.as_deref(),
-                &o.isolation,
+                &o.run.isolation,
                 VehicleOptions {
                     traffic_slots: *traffic_slots,
                     avoid_m: *avoid_m,
@@ -126,7 +129,7 @@ fn participant(
 }
 
 /// Builds the system of `sf`.
-pub fn assemble(sf: &SystemFile, o: &RunOptions) -> Result<Cosim, CosimError> {
+pub fn assemble(sf: &SystemFile, o: &AssembleOptions) -> Result<Cosim, CosimError> {
     assemble_with(sf, o, &mut |_| None)
 }
 
@@ -134,7 +137,7 @@ pub fn assemble(sf: &SystemFile, o: &RunOptions) -> Result<Cosim, CosimError> {
 /// gives (external ones, or any made elsewhere: another process).
 pub fn assemble_with(
     sf: &SystemFile,
-    o: &RunOptions,
+    o: &AssembleOptions,
     provide: &mut Provide<'_>,
 ) -> Result<Cosim, CosimError> {
     let mut b = SystemBuilder::new(sf.step);
@@ -200,7 +203,7 @@ pub fn assemble_with(
     let mode = match o.mode.unwrap_or(sf.mode) {
         FileMode::Serialized => Mode::Serialized,
         FileMode::Parallel => Mode::Parallel {
-            threads: threads_of(sf, o),
+            threads: o.run.threads_or(sf.threads),
         },
     };
     b.build(mode)

@@ -16,6 +16,7 @@ pub mod fmu;
 pub mod participant;
 pub mod radio;
 pub mod record;
+pub mod report;
 pub mod run;
 pub mod system;
 pub mod transfer;
@@ -24,6 +25,7 @@ pub mod wire;
 
 pub use error::CosimError;
 pub use participant::{FnParticipant, Participant, ParticipantError, Variable};
+pub use report::{ParticipantReport, TransferReport};
 pub use run::{Cosim, Mode};
 pub use system::{SystemBuilder, TransferSpec, VarRef};
 pub use transfer::{Connect, FnTransfer, Transfer};

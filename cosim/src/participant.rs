@@ -3,6 +3,8 @@
 
 use lockstep_harness::Micros;
 
+use crate::report::ParticipantReport;
+
 /// A named value a participant reads or writes: a scalar (`len` 1) or a
 /// vector of `len` f64s.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,10 +74,9 @@ pub trait Participant: Send {
     fn step(&mut self, t: Micros, dt: Micros) -> Result<(), ParticipantError>;
     /// Writes output `index` (its `len` values) into `out`.
     fn output(&self, index: usize, out: &mut [f64]) -> Result<(), ParticipantError>;
-    /// The end of the run: flush what it writes, say how it went (a JSON
-    /// value for the run's summary, `null` when it has nothing to say).
-    fn finish(&mut self) -> Result<serde_json::Value, ParticipantError> {
-        Ok(serde_json::Value::Null)
+    /// The end of the run: flush what it writes, say how it went.
+    fn finish(&mut self) -> Result<ParticipantReport, ParticipantError> {
+        Ok(ParticipantReport::None)
     }
 }
 

@@ -16,6 +16,7 @@ use std::collections::VecDeque;
 use lockstep_harness::Micros;
 use lockstep_harness::time::rng::{RngStreams, Stream};
 
+use crate::report::{RadioReport, TransferReport};
 use crate::transfer::Transfer;
 use crate::vehicle::TRAFFIC_STRIDE;
 
@@ -144,11 +145,11 @@ impl Transfer for Radio {
         Ok(())
     }
 
-    fn report(&self) -> serde_json::Value {
-        serde_json::json!({
-            "reports_sent": self.sent,
-            "reports_lost": self.lost,
-            "reports_delivered": self.delivered,
+    fn report(&self) -> TransferReport {
+        TransferReport::Radio(RadioReport {
+            reports_sent: self.sent,
+            reports_lost: self.lost,
+            reports_delivered: self.delivered,
         })
     }
 }

@@ -21,6 +21,7 @@ use rayon::prelude::*;
 
 use crate::error::CosimError;
 use crate::participant::ParticipantError;
+use crate::report::{ParticipantReport, TransferReport};
 use crate::system::{Slot, TransferSlot, VarRef};
 
 /// How the participants of one wave step.
@@ -223,11 +224,11 @@ impl Cosim {
     }
 
     /// Each transfer function's report, by name (only those with one).
-    pub fn transfer_reports(&self) -> Vec<(String, serde_json::Value)> {
+    pub fn transfer_reports(&self) -> Vec<(String, TransferReport)> {
         self.tfs
             .iter()
             .map(|t| (t.name.clone(), t.t.report()))
-            .filter(|(_, v)| !v.is_null())
+            .filter(|(_, v)| *v != TransferReport::None)
             .collect()
     }
 
@@ -336,7 +337,7 @@ impl Cosim {
 
     /// Ends every participant (each is finished even when one fails; the
     /// first failure is returned), with what each says of its run.
-    pub fn finish(&mut self) -> Result<Vec<(String, serde_json::Value)>, CosimError> {
+    pub fn finish(&mut self) -> Result<Vec<(String, ParticipantReport)>, CosimError> {
         match self.finish_all() {
             (reports, None) => Ok(reports),
             (_, Some(e)) => Err(e),
@@ -346,7 +347,7 @@ impl Cosim {
     /// Ends every participant: what each says of its run (null for one
     /// whose finish failed) and the first failure, so that one failing
     /// participant loses no other's report.
-    pub fn finish_all(&mut self) -> (Vec<(String, serde_json::Value)>, Option<CosimError>) {
+    pub fn finish_all(&mut self) -> (Vec<(String, ParticipantReport)>, Option<CosimError>) {
         if self.finished {
             return (Vec::new(), None);
         }
@@ -358,7 +359,7 @@ impl Cosim {
             match s.p.finish() {
                 Ok(v) => out.push((s.name.clone(), v)),
                 Err(e) => {
-                    out.push((s.name.clone(), serde_json::Value::Null));
+                    out.push((s.name.clone(), ParticipantReport::None));
                     first.get_or_insert_with(|| participant_error(s, "finish", t, e));
                 }
             }

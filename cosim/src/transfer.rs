@@ -5,6 +5,8 @@
 
 use lockstep_harness::Micros;
 
+use crate::report::TransferReport;
+
 /// A transfer function. `reads[k]` holds the values of its k-th declared
 /// output (`participant.variable`), `writes[k]` receives its k-th declared
 /// input (sized to the input; whatever it leaves there is written).
@@ -17,10 +19,9 @@ pub trait Transfer: Send {
 
     fn run(&mut self, t: Micros, reads: &[&[f64]], writes: &mut [Vec<f64>]) -> Result<(), String>;
 
-    /// What it has to say of the run (a radio's counts), `null` when
-    /// nothing.
-    fn report(&self) -> serde_json::Value {
-        serde_json::Value::Null
+    /// What it has to say of the run (a radio's counts).
+    fn report(&self) -> TransferReport {
+        TransferReport::None
     }
 }
 

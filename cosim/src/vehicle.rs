@@ -17,6 +17,9 @@ use lockstep_harness::Micros;
 use lockstep_harness::engine::Engine;
 use lockstep_harness::inputs::scenario::{Action, Scenario};
 use lockstep_harness::outcome::Summary;
+use lockstep_harness::outcome::report::VehicleOutcome;
+
+use crate::report::{ParticipantReport, VehicleReport};
 
 use crate::participant::{Participant, ParticipantError, Variable};
 
@@ -45,7 +48,7 @@ impl Default for VehicleOptions {
 
 /// The vehicle's first avoidance: when, and the neighbour's reported
 /// distance.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Avoidance {
     pub time_us: u64,
     pub slot: usize,
@@ -260,7 +263,7 @@ impl Participant for VehicleParticipant {
         self.output_named(OUTPUTS[index].0, out)
     }
 
-    fn finish(&mut self) -> Result<serde_json::Value, ParticipantError> {
+    fn finish(&mut self) -> Result<ParticipantReport, ParticipantError> {
         if self.summary.is_none() && !self.engine.is_finished() {
             let s = self
                 .engine
@@ -268,19 +271,14 @@ impl Participant for VehicleParticipant {
                 .map_err(|e| ParticipantError(e.to_string()))?;
             self.summary = Some(s);
         }
-        let outcome = match &self.summary {
-            Some(s) => serde_json::from_str(&lockstep_harness::outcome::report::summary_json(s))
-                .map_err(|e| ParticipantError(e.to_string()))?,
-            None => serde_json::Value::Null,
-        };
-        Ok(serde_json::json!({
-            "outcome": outcome,
-            "avoidance": self.avoidance,
-            "min_reported_distance_m": if self.min_reported_m.is_finite() {
-                serde_json::json!(self.min_reported_m)
-            } else {
-                serde_json::Value::Null
-            },
+        Ok(ParticipantReport::Vehicle(VehicleReport {
+            outcome: self.summary.as_ref().map(VehicleOutcome::of),
+            avoidance: self.avoidance,
+            min_reported_distance_m: self
+                .min_reported_m
+                .is_finite()
+                .then_some(self.min_reported_m),
+            log: self.engine.log().map(|l| l.path().display().to_string()),
         }))
     }
 }

@@ -1,13 +1,16 @@
 //! A participant in another process: its calls as postcard messages (f64
 //! values travel as their bits, NaN included, so a remote participant's
 //! outputs equal an in-process one's), the end that answers them
-//! ([`answer`]) and the end that stands for it in the system
-//! ([`RemoteParticipant`]) over any [`Transport`]. Inputs are held here and
+//! ([`answer`], [`serve`]) and the end that stands for it in the system
+//! ([`RemoteParticipant`]) over any [`Transport`] (`lockstep_remote`'s). Inputs are held here and
 //! sent with each step; the step's answer carries every output.
 
 use lockstep_harness::Micros;
+pub use lockstep_remote::Transport;
+use lockstep_remote::{Postcard, Service};
 
 use crate::participant::{Participant, ParticipantError, Variable};
+use crate::report::ParticipantReport;
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct WireVariable {
@@ -72,75 +75,91 @@ pub enum Reply {
     },
 }
 
+/// A participant as the serving end of its remote calls.
+struct Served<'a>(&'a mut dyn Participant);
+
+impl Service for Served<'_> {
+    type Codec = Postcard;
+    type Request = Request;
+    type Reply = Reply;
+
+    fn handle(&mut self, r: Request) -> Result<Reply, String> {
+        let p = &mut *self.0;
+        match r {
+            Request::Describe => Ok(Reply::Described {
+                outputs: p.outputs().iter().map(WireVariable::from).collect(),
+                inputs: p.inputs().iter().map(WireVariable::from).collect(),
+                notices: p.notices(),
+            }),
+            Request::CheckPeriod { period_us } => {
+                p.check_period(Micros(period_us)).map(|()| Reply::Done)
+            }
+            Request::Step {
+                t_us,
+                dt_us,
+                inputs,
+            } => (|| {
+                // The request came over the network: its shape is checked
+                // before a participant (which may index by it) sees it.
+                let held = p.inputs();
+                if inputs.len() != held.len() {
+                    return Err(format!(
+                        "a step with {} inputs; the participant has {}",
+                        inputs.len(),
+                        held.len()
+                    ));
+                }
+                for (v, h) in inputs.iter().zip(&held) {
+                    if v.len() != h.len {
+                        return Err(format!(
+                            "a step with {} values for input `{}`, which holds {}",
+                            v.len(),
+                            h.name,
+                            h.len
+                        ));
+                    }
+                }
+                for (i, v) in inputs.iter().enumerate() {
+                    p.set_input(i, v).map_err(|e| e.0)?;
+                }
+                p.step(Micros(t_us), Micros(dt_us)).map_err(|e| e.0)?;
+                let mut outputs = Vec::new();
+                for (i, v) in p.outputs().iter().enumerate() {
+                    let mut buf = vec![0.0; v.len];
+                    p.output(i, &mut buf).map_err(|e| e.0)?;
+                    outputs.push(buf);
+                }
+                Ok(Reply::Stepped { outputs })
+            })(),
+            Request::Finish => p.finish().map_err(|e| e.0).and_then(|r| {
+                serde_json::to_string(&r)
+                    .map(|json| Reply::Finished { json })
+                    .map_err(|e| e.to_string())
+            }),
+        }
+    }
+
+    fn is_last(r: &Request) -> bool {
+        matches!(r, Request::Finish)
+    }
+}
+
 /// Answers one `request` with `p`: the reply or the participant's error,
 /// and whether it was the last call.
 pub fn answer(p: &mut dyn Participant, request: &[u8]) -> (Result<Vec<u8>, String>, bool) {
-    let r: Request = match postcard::from_bytes(request) {
-        Ok(r) => r,
-        Err(e) => return (Err(format!("a malformed request: {e}")), false),
-    };
-    let last = matches!(r, Request::Finish);
-    let reply = match r {
-        Request::Describe => Ok(Reply::Described {
-            outputs: p.outputs().iter().map(WireVariable::from).collect(),
-            inputs: p.inputs().iter().map(WireVariable::from).collect(),
-            notices: p.notices(),
-        }),
-        Request::CheckPeriod { period_us } => {
-            p.check_period(Micros(period_us)).map(|()| Reply::Done)
-        }
-        Request::Step {
-            t_us,
-            dt_us,
-            inputs,
-        } => (|| {
-            // The request came over the network: its shape is checked
-            // before a participant (which may index by it) sees it.
-            let held = p.inputs();
-            if inputs.len() != held.len() {
-                return Err(format!(
-                    "a step with {} inputs; the participant has {}",
-                    inputs.len(),
-                    held.len()
-                ));
-            }
-            for (v, h) in inputs.iter().zip(&held) {
-                if v.len() != h.len {
-                    return Err(format!(
-                        "a step with {} values for input `{}`, which holds {}",
-                        v.len(),
-                        h.name,
-                        h.len
-                    ));
-                }
-            }
-            for (i, v) in inputs.iter().enumerate() {
-                p.set_input(i, v).map_err(|e| e.0)?;
-            }
-            p.step(Micros(t_us), Micros(dt_us)).map_err(|e| e.0)?;
-            let mut outputs = Vec::new();
-            for (i, v) in p.outputs().iter().enumerate() {
-                let mut buf = vec![0.0; v.len];
-                p.output(i, &mut buf).map_err(|e| e.0)?;
-                outputs.push(buf);
-            }
-            Ok(Reply::Stepped { outputs })
-        })(),
-        Request::Finish => p
-            .finish()
-            .map(|v| Reply::Finished {
-                json: v.to_string(),
-            })
-            .map_err(|e| e.0),
-    };
-    let bytes = reply.and_then(|r| postcard::to_stdvec(&r).map_err(|e| e.to_string()));
-    (bytes, last)
+    lockstep_remote::answer(&mut Served(p), request)
 }
 
-/// How the system reaches a participant in another process.
-pub trait Transport: Send {
-    /// Sends `request`; the answer, or why there is none.
-    fn call(&mut self, request: Vec<u8>) -> Result<Vec<u8>, String>;
+/// Serves `p` as `name` over zenoh until the run finishes, its caller
+/// leaves, or none comes within `wait`.
+#[cfg(feature = "zenoh")]
+pub fn serve(
+    p: &mut dyn Participant,
+    o: &lockstep_remote::net::NetOptions,
+    name: &str,
+    wait: std::time::Duration,
+) -> Result<(), String> {
+    lockstep_remote::serve(o, name, wait, &mut Served(p))
 }
 
 /// A participant in another process, as the system sees it.
@@ -157,9 +176,7 @@ pub struct RemoteParticipant<T: Transport> {
 }
 
 fn exchange<T: Transport>(t: &mut T, r: &Request) -> Result<Reply, String> {
-    let bytes = postcard::to_stdvec(r).map_err(|e| e.to_string())?;
-    let answer = t.call(bytes)?;
-    postcard::from_bytes(&answer).map_err(|e| format!("a malformed answer: {e}"))
+    lockstep_remote::call::<Postcard, _, _>(t, r)
 }
 
 fn unexpected(r: &Reply) -> String {
@@ -275,7 +292,7 @@ impl<T: Transport> Participant for RemoteParticipant<T> {
         Ok(())
     }
 
-    fn finish(&mut self) -> Result<serde_json::Value, ParticipantError> {
+    fn finish(&mut self) -> Result<ParticipantReport, ParticipantError> {
         match exchange(&mut self.transport, &Request::Finish).map_err(ParticipantError)? {
             Reply::Finished { json } => serde_json::from_str(&json).map_err(ParticipantError::from),
             other => Err(ParticipantError(unexpected(&other))),

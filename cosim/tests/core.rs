@@ -3,8 +3,8 @@
 //! bit, accuracy against a closed form, and every refusal.
 
 use lockstep_cosim::{
-    Connect, CosimError, FnParticipant, FnTransfer, Mode, Participant, SystemBuilder, TransferSpec,
-    Variable,
+    Connect, CosimError, FnParticipant, FnTransfer, Mode, Participant, ParticipantReport,
+    SystemBuilder, TransferSpec, Variable,
 };
 use lockstep_harness::Micros;
 
@@ -552,9 +552,9 @@ impl Participant for Finishing {
     fn output(&self, _: usize, _: &mut [f64]) -> Result<(), lockstep_cosim::ParticipantError> {
         Ok(())
     }
-    fn finish(&mut self) -> Result<serde_json::Value, lockstep_cosim::ParticipantError> {
+    fn finish(&mut self) -> Result<ParticipantReport, lockstep_cosim::ParticipantError> {
         match self.0 {
-            None => Ok(serde_json::json!({ "ok": true })),
+            None => Ok(ParticipantReport::Other(serde_json::json!({ "ok": true }))),
             Some(e) => Err(lockstep_cosim::ParticipantError(e.into())),
         }
     }
@@ -578,10 +578,10 @@ fn a_participant_failing_to_finish_loses_no_other_report() {
     );
     let names: Vec<&str> = reports.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, ["first", "bad", "last"]);
-    let ok = serde_json::json!({ "ok": true });
+    let ok = ParticipantReport::Other(serde_json::json!({ "ok": true }));
     assert_eq!(
         [&reports[0].1, &reports[1].1, &reports[2].1],
-        [&ok, &serde_json::Value::Null, &ok]
+        [&ok, &ParticipantReport::None, &ok]
     );
     // Finished once: a second call has nothing more to say.
     let (again, error) = c.finish_all();

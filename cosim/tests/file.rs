@@ -1,8 +1,9 @@
 //! System files: every refusal names the file, the key and the reason.
 
-use lockstep_cosim::assemble::{RunOptions, assemble};
+use lockstep_cosim::assemble::{AssembleOptions, assemble};
 use lockstep_cosim::file::{FileMode, ParticipantKind, SystemFile, TransferKind};
 use lockstep_harness::Micros;
+use lockstep_harness::engine::RunOptions;
 
 const GOOD: &str = r#"schema_version = 1
 [cosim]
@@ -83,7 +84,11 @@ fn a_good_file_reads_with_its_defaults() {
     };
     assert_eq!(
         overrides[0].value,
-        toml::Value::Integer(lockstep_cosim::file::vehicle_seed(1, "a") as i64 & i64::MAX)
+        toml::Value::Integer(
+            lockstep_harness::time::rng::RngStreams::new(1).member_seed("cosim.vehicle", "a")
+                as i64
+                & i64::MAX
+        )
     );
     let ParticipantKind::Fmu { path, start, .. } = &s.participants[2].kind else {
         panic!()
@@ -341,12 +346,9 @@ fn external_participants_declare_their_variables() {
     // The command line has no callbacks to give it.
     let c = assemble(
         &s,
-        &RunOptions {
-            autopilot: "/nonexistent".into(),
-            isolation: lockstep_abi::Isolation::InProcess,
-            log_dir: None,
+        &AssembleOptions {
+            run: RunOptions::new("/nonexistent", lockstep_abi::Isolation::InProcess),
             mode: None,
-            threads: None,
             bundled_fmu: None,
         },
     );

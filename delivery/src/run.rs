@@ -1,9 +1,9 @@
 //! A fleet file made into models and run by the orchestrator.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
-use lockstep_abi::Isolation;
+use lockstep_harness::engine::RunOptions;
 use lockstep_harness::inputs::scenario::{Override, Scenario};
 use lockstep_harness::time::rng::RngStreams;
 use lockstep_orchestrator::{Call, Model, Orchestrator, OrchestratorError, Stats};
@@ -20,23 +20,6 @@ pub enum RunError {
     Setup { model: String, reason: String },
     #[error(transparent)]
     Orchestrator(#[from] OrchestratorError),
-}
-
-/// What a run adds to its fleet file.
-#[derive(Debug, Clone)]
-pub struct RunOptions {
-    /// The autopilot of vehicles that name none.
-    pub autopilot: PathBuf,
-    pub isolation: Isolation,
-    /// Threads a cascade's pass is called on (the file's, else the cores).
-    pub threads: Option<usize>,
-}
-
-/// The seed of vehicle `name`: the first 8 bytes (little-endian) of the
-/// stream key `orchestrate.vehicle.<name>` of the fleet's seed.
-pub fn vehicle_seed(master: u64, name: &str) -> u64 {
-    let key = RngStreams::new(master).stream_key(&format!("orchestrate.vehicle.{name}"));
-    u64::from_le_bytes(key[..8].try_into().expect("8 bytes"))
 }
 
 /// Makes model `d` of `ff` in this process.
@@ -97,7 +80,10 @@ pub fn make_model(
             let overrides = [
                 set(
                     "simulation.seed",
-                    toml::Value::Integer(vehicle_seed(ff.seed, &d.name) as i64 & i64::MAX),
+                    toml::Value::Integer(
+                        RngStreams::new(ff.seed).member_seed("orchestrate.vehicle", &d.name) as i64
+                            & i64::MAX,
+                    ),
                     "the vehicle's seed derived from timeline.seed",
                 ),
                 set(
@@ -122,13 +108,6 @@ pub fn make_model(
             Box::new(Vehicle::new(&d.name, &s, ap, &o.isolation, every).map_err(setup)?)
         }
     })
-}
-
-/// The threads of a run: the option's, else the file's, else the cores.
-pub fn threads_of(ff: &FleetFile, o: &RunOptions) -> usize {
-    o.threads
-        .or(ff.threads)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// What a run did.

@@ -10,16 +10,11 @@
 //! - [`secondary`]: steps the vehicles it is given.
 //! - [`link`]: what a transport provides, and an in-process one.
 //! - `zenoh_link` (feature `zenoh`): discovery, liveliness and messages on
-//!   zenoh.
-//! - `remote` (feature `zenoh`): calls to a server in another process,
-//!   each within a deadline, its liveliness watched (the orchestrator's
-//!   model processes).
+//!   zenoh (sessions opened by `lockstep_remote::net`).
 
 pub mod link;
 pub mod primary;
 pub mod protocol;
-#[cfg(feature = "zenoh")]
-pub mod remote;
 pub mod secondary;
 #[cfg(feature = "zenoh")]
 pub mod zenoh_link;
@@ -40,7 +35,6 @@ pub fn run_local(
     n: usize,
     isolation: &Isolation,
     options: PrimaryOptions,
-    status_of: secondary::StatusOf,
 ) -> Result<Outcome, PrimaryError> {
     let (primary_link, secondary_links, _control) = link::local(n);
     let autopilot: PathBuf = options.autopilot.clone();
@@ -49,9 +43,7 @@ pub fn run_local(
         .map(|l| {
             let (fleet, autopilot, isolation) =
                 (fleet.clone(), autopilot.clone(), isolation.clone());
-            std::thread::spawn(move || {
-                Secondary::new(l, fleet, autopilot, isolation).run(status_of)
-            })
+            std::thread::spawn(move || Secondary::new(l, fleet, autopilot, isolation).run())
         })
         .collect();
     let result = Primary::new(primary_link, fleet.clone(), options).and_then(|mut p| p.run());

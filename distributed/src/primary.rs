@@ -19,6 +19,7 @@ use lockstep_harness::Micros;
 use lockstep_harness::engine::{LogHandle, PlantRunner, finish_log, open_log, shaped_row};
 use lockstep_harness::io::log::LogRow;
 use lockstep_harness::io::persist::{Persist, Reader};
+use lockstep_harness::outcome::report::VehicleOutcome;
 
 use crate::link::{Control, LinkError, PrimaryLink};
 use crate::protocol::{Ack, Arrival, Collision, Step};
@@ -67,9 +68,9 @@ pub struct Outcome {
     pub migrations: u64,
     /// Acks refused as stale or duplicate.
     pub refused_acks: u64,
-    /// Per vehicle: its name and its outcome JSON (see
-    /// `lockstep_fleet::report`), `None` when the run did not end.
-    pub vehicles: Vec<(String, Option<String>)>,
+    /// Per vehicle: its name and its outcome, `None` when the run did not
+    /// end.
+    pub vehicles: Vec<(String, Option<VehicleOutcome>)>,
     pub encounters: Vec<Encounter>,
     pub encounters_dropped: u64,
     pub closest: Option<Closest>,
@@ -88,7 +89,7 @@ struct Performer {
     pinned: bool,
     log: Option<LogHandle>,
     row: LogRow,
-    summary: Option<String>,
+    outcome: Option<VehicleOutcome>,
 }
 
 /// The primary of a distributed run.
@@ -172,7 +173,7 @@ impl<L: PrimaryLink> Primary<L> {
                 pinned: false,
                 log,
                 row: shaped_row(plant),
-                summary: None,
+                outcome: None,
             });
         }
         let affinity = performers
@@ -251,7 +252,7 @@ impl<L: PrimaryLink> Primary<L> {
             vehicles: self
                 .performers
                 .iter()
-                .map(|p| (p.name.clone(), p.summary.clone()))
+                .map(|p| (p.name.clone(), p.outcome.clone()))
                 .collect(),
             encounters: self.separation.encounters().to_vec(),
             encounters_dropped: self.separation.dropped(),
@@ -346,7 +347,7 @@ impl<L: PrimaryLink> Primary<L> {
         let acks = self.round(stop)?;
         for a in acks {
             for r in a.performers {
-                self.performers[r.performer as usize].summary = r.summary;
+                self.performers[r.performer as usize].outcome = r.outcome;
             }
         }
         Ok(())

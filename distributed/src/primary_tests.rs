@@ -72,7 +72,7 @@ impl Scripted {
                     row_count: 0,
                     state: step.release.contains(&p).then(|| vec![7, p as u8]),
                     can_migrate: !(self.quirk == Quirk::Moving && p == 1),
-                    summary: step.stop.then(|| "{}".to_string()),
+                    outcome: None,
                 }
             })
             .collect();

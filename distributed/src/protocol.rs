@@ -7,11 +7,13 @@
 //! duplicate answer, and a digest of its body, so it refuses a damaged
 //! one.
 
+use lockstep_harness::inputs::scenario::Override;
+use lockstep_harness::outcome::report::VehicleOutcome;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// The protocol's version: both sides must speak the same.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// A collision found at the last boundary, to act on both vehicles before
 /// they step on.
@@ -68,8 +70,8 @@ pub struct Report {
     pub state: Option<Vec<u8>>,
     /// Its autopilot can move (iteration 0).
     pub can_migrate: bool,
-    /// Its final report as JSON (on stop).
-    pub summary: Option<String>,
+    /// Its outcome (on stop).
+    pub outcome: Option<VehicleOutcome>,
 }
 
 /// A vehicle's engine failed on a secondary.
@@ -111,15 +113,6 @@ impl Ack {
     }
 }
 
-/// An override of the primary's command line, as the secondaries apply it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OverrideSpec {
-    pub key: String,
-    /// The value as TOML.
-    pub value: String,
-    pub given_as: String,
-}
-
 /// Everything a secondary needs to build the run, from the primary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Setup {
@@ -132,7 +125,8 @@ pub struct Setup {
     /// paths) and text.
     pub scenario_path: String,
     pub scenario_text: String,
-    pub overrides: Vec<OverrideSpec>,
+    /// The primary's overrides, applied to the scenario as it applies them.
+    pub overrides: Vec<Override>,
     pub autopilot: String,
     /// The autopilot in-process (else in a host process with these
     /// timeouts, in ms).
@@ -168,7 +162,7 @@ mod tests {
                 row_count: 1,
                 state: None,
                 can_migrate: true,
-                summary: None,
+                outcome: None,
             }],
             failure: None,
             digest: [0; 32],

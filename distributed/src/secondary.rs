@@ -13,7 +13,8 @@ use lockstep_harness::io::persist::Persist;
 
 use crate::link::{LinkError, SecondaryLink};
 use crate::protocol::{Ack, Failure, Report, Step};
-use lockstep_fleet::report::summary_json;
+use lockstep_harness::outcome::class::classify;
+use lockstep_harness::outcome::report::VehicleOutcome;
 
 /// Why a secondary stopped.
 #[derive(Debug, thiserror::Error)]
@@ -52,9 +53,6 @@ impl<L: SecondaryLink> std::fmt::Debug for Secondary<L> {
     }
 }
 
-/// The exit status a vehicle's error has in one process (the CLI's).
-pub type StatusOf = fn(&EngineError) -> u8;
-
 impl<L: SecondaryLink> Secondary<L> {
     pub fn new(link: L, fleet: FleetScenario, autopilot: PathBuf, isolation: Isolation) -> Self {
         Secondary {
@@ -84,7 +82,7 @@ impl<L: SecondaryLink> Secondary<L> {
     }
 
     /// Answers steps until the primary stops the run (`Ok`) or abandons it.
-    pub fn run(&mut self, status_of: StatusOf) -> Result<(), SecondaryError> {
+    pub fn run(&mut self) -> Result<(), SecondaryError> {
         loop {
             let step = match self.link.next_step() {
                 Ok(s) => s,
@@ -103,7 +101,7 @@ impl<L: SecondaryLink> Secondary<L> {
                 return Err(SecondaryError::Aborted(reason.clone()));
             }
             let stop = step.stop;
-            let ack = self.answer(&step, status_of);
+            let ack = self.answer(&step);
             self.link.ack(&ack)?;
             self.rounds += 1;
             if stop {
@@ -122,7 +120,7 @@ impl<L: SecondaryLink> Secondary<L> {
         self.engines.clear();
     }
 
-    fn answer(&mut self, step: &Step, status_of: StatusOf) -> Ack {
+    fn answer(&mut self, step: &Step) -> Ack {
         let me = self.link.index();
         let mut failure = None;
         let mut released: BTreeMap<u32, (Vec<u8>, [f64; 3])> = BTreeMap::new();
@@ -131,7 +129,7 @@ impl<L: SecondaryLink> Secondary<L> {
             failure = Some(Failure {
                 performer: p,
                 message: format!("vehicle `{}`: {e}", self.name(p)),
-                status: status_of(&e),
+                status: classify(&e).exit_status(),
             });
         }
         let mut performers = Vec::new();
@@ -145,7 +143,7 @@ impl<L: SecondaryLink> Secondary<L> {
             }
             let summary = if step.stop && !e.is_finished() {
                 match e.finish(Ok(())) {
-                    Ok(s) => Some(summary_json(&s)),
+                    Ok(s) => Some(VehicleOutcome::of(&s)),
                     Err(err) => {
                         if failure.is_none() {
                             failure = Some(Failure {
@@ -154,7 +152,7 @@ impl<L: SecondaryLink> Secondary<L> {
                                     "vehicle `{}`: {err}",
                                     self.fleet.vehicles[p as usize].name
                                 ),
-                                status: status_of(&err),
+                                status: classify(&err).exit_status(),
                             });
                         }
                         None
@@ -170,7 +168,7 @@ impl<L: SecondaryLink> Secondary<L> {
                 row_count: rows.len() as u32,
                 state: None,
                 can_migrate: step.iteration == 0 && e.can_migrate(),
-                summary,
+                outcome: summary,
             });
         }
         for (p, (state, position)) in released {
@@ -181,7 +179,7 @@ impl<L: SecondaryLink> Secondary<L> {
                 row_count: 0,
                 state: Some(state),
                 can_migrate: true,
-                summary: None,
+                outcome: None,
             });
         }
         performers.sort_by_key(|r| r.performer);

@@ -24,58 +24,20 @@ use zenoh::pubsub::{Publisher, Subscriber};
 use zenoh::qos::CongestionControl;
 use zenoh::query::{Query, Queryable};
 use zenoh::sample::{Sample, SampleKind};
-use zenoh::{Config, Session, Wait};
+use zenoh::{Session, Wait};
+
+pub use lockstep_remote::net::NetOptions;
 
 use crate::link::{Control, LinkError, PrimaryLink, SecondaryLink};
 use crate::protocol::{Ack, PROTOCOL_VERSION, Setup, Step, decode, encode};
-
-/// Where and how a peer joins.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NetOptions {
-    /// The key space's name: peers of one run share it.
-    pub session: String,
-    /// Endpoints to listen on (`tcp/127.0.0.1:7447`); none: any port.
-    pub listen: Vec<String>,
-    /// Endpoints to connect to.
-    pub connect: Vec<String>,
-    /// Find peers by UDP multicast scouting (else only the endpoints).
-    pub multicast: bool,
-    /// How long a silent peer is still alive.
-    pub lease: Duration,
-}
 
 fn transport(e: impl std::fmt::Display) -> LinkError {
     LinkError::Transport(e.to_string())
 }
 
-fn json_list(v: &[String]) -> String {
-    let quoted: Vec<String> = v.iter().map(|e| format!("{e:?}")).collect();
-    format!("[{}]", quoted.join(","))
-}
-
 /// Opens a peer session with `o`'s endpoints, scouting and lease.
-pub fn open(o: &NetOptions) -> Result<Session, LinkError> {
-    let mut c = Config::default();
-    let set = |c: &mut Config, k: &str, v: &str| {
-        c.insert_json5(k, v)
-            .map_err(|e| LinkError::Transport(format!("zenoh config {k} = {v}: {e}")))
-    };
-    set(&mut c, "mode", "\"peer\"")?;
-    if !o.listen.is_empty() {
-        set(&mut c, "listen/endpoints", &json_list(&o.listen))?;
-    }
-    if !o.connect.is_empty() {
-        set(&mut c, "connect/endpoints", &json_list(&o.connect))?;
-    }
-    set(
-        &mut c,
-        "scouting/multicast/enabled",
-        if o.multicast { "true" } else { "false" },
-    )?;
-    let lease_ms = o.lease.as_millis().max(1);
-    set(&mut c, "transport/link/tx/lease", &lease_ms.to_string())?;
-    set(&mut c, "transport/link/tx/keep_alive", "4")?;
-    zenoh::open(c).wait().map_err(transport)
+fn open(o: &NetOptions) -> Result<Session, LinkError> {
+    lockstep_remote::net::open(o).map_err(LinkError::Transport)
 }
 
 fn key(o: &NetOptions, rest: &str) -> String {

@@ -17,7 +17,6 @@
 //! thread, on many, and (in the distributed runner) on many machines.
 
 pub mod levels;
-pub mod report;
 pub mod run;
 pub mod scenario;
 pub mod separation;

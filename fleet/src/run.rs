@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use lockstep_abi::Isolation;
 use lockstep_harness::Micros;
-use lockstep_harness::engine::{Engine, EngineError};
+use lockstep_harness::engine::{Engine, EngineError, RunOptions};
 use lockstep_harness::inputs::scenario::Scenario;
 use lockstep_harness::outcome::Summary;
 use rayon::prelude::*;
@@ -38,19 +38,6 @@ pub enum FleetError {
     Threads { threads: usize, reason: String },
     #[error("interrupted by {} at {}", lockstep_abi::signal_name(*signal), lockstep_abi::at(*time_us))]
     Interrupted { signal: i32, time_us: u64 },
-}
-
-/// How a fleet runs.
-#[derive(Debug, Clone)]
-pub struct FleetOptions {
-    /// The autopilot of every vehicle that does not name its own.
-    pub autopilot: PathBuf,
-    /// Where the logs go: `<dir>/<name>.csv` for each vehicle (when the
-    /// scenario has a `log` cadence).
-    pub log_dir: Option<PathBuf>,
-    pub isolation: Isolation,
-    /// Threads stepping the vehicles (at least 1).
-    pub threads: usize,
 }
 
 /// How a fleet run ended.
@@ -118,8 +105,8 @@ pub fn log_path(dir: &Path, name: &str) -> PathBuf {
 
 impl Fleet {
     /// Builds every vehicle's engine (in the scenario's order).
-    pub fn new(fs: &FleetScenario, o: &FleetOptions) -> Result<Fleet, FleetError> {
-        let threads = o.threads.max(1);
+    pub fn new(fs: &FleetScenario, o: &RunOptions) -> Result<Fleet, FleetError> {
+        let threads = o.threads_or(None);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("lockstep-fleet-{i}"))

@@ -36,7 +36,7 @@
 //! ```
 //!
 //! Each vehicle's random streams derive from the master seed and its name
-//! ([`vehicle_seed`]): renaming a vehicle changes its noise, adding or
+//! (`RngStreams::member_seed`, kind `fleet.vehicle`): renaming a vehicle changes its noise, adding or
 //! removing another never does.
 
 use std::path::{Path, PathBuf};
@@ -92,15 +92,6 @@ pub struct FleetVehicle {
     /// The declared collision radius, m; `None`: the airframe's rotor tip
     /// radius.
     pub radius_m: Option<f64>,
-}
-
-/// The seed of vehicle `name`'s scenario: the first 8 bytes (little-endian)
-/// of the stream key `fleet.vehicle.<name>` of the master seed.
-pub fn vehicle_seed(master: u64, name: &str) -> u64 {
-    let key = RngStreams::new(master).stream_key(&format!("fleet.vehicle.{name}"));
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&key[..8]);
-    u64::from_le_bytes(b)
 }
 
 /// Whether the scenario text at `path` is a fleet (has `[[vehicles]]`).
@@ -226,7 +217,7 @@ impl FleetScenario {
             t.insert("vehicle".into(), toml::Value::Table(entry));
             let mut scenario = Scenario::from_table(t, path, label.clone())
                 .map_err(|e| relabel(e, i, shared_events))?;
-            scenario.seed = vehicle_seed(scenario.seed, &name);
+            scenario.seed = RngStreams::new(scenario.seed).member_seed("fleet.vehicle", &name);
             vehicles.push(FleetVehicle {
                 name,
                 scenario,

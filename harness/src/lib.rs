@@ -11,15 +11,11 @@
 //! - [`outcome`]: the verdict, the journal, a vehicle's outcome as a value.
 //! - [`io`]: the flight log and its sidecar, ULog, recordings and replay,
 //!   saved state, output paths.
-//! - [`integrator_study`]: integrators compared on a recorded flight.
-//! - [`montecarlo`]: one run of a Monte Carlo batch and its row.
 
 pub mod engine;
 pub mod environment;
 pub mod inputs;
-pub mod integrator_study;
 pub mod io;
-pub mod montecarlo;
 pub mod outcome;
 pub mod time;
 

@@ -79,7 +79,7 @@ pub struct Call {
 }
 
 /// Counts of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Stats {
     /// Timestamps processed.
     pub timestamps: u64,

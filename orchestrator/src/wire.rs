@@ -1,8 +1,11 @@
 //! A model in another process: the calls of [`Model`] as JSON messages
 //! (floats round-trip exactly, so a remote model's data equal an
-//! in-process one's), the end that answers them ([`answer`]) and the end
-//! that stands for the model in the orchestrator ([`RemoteModel`]) over any
-//! [`Transport`].
+//! in-process one's), the end that answers them ([`answer`], [`serve`])
+//! and the end that stands for the model in the orchestrator
+//! ([`RemoteModel`]) over any [`Transport`] (`lockstep_remote`'s).
+
+pub use lockstep_remote::Transport;
+use lockstep_remote::{Json, Service};
 
 use crate::mask::DataMask;
 use crate::model::{Model, Moment, Outcome, TimelineInfo, Timestamp, Update};
@@ -33,41 +36,53 @@ pub enum Reply {
     Finished(serde_json::Value),
 }
 
+/// A model as the serving end of its remote calls.
+struct Served<'a>(&'a mut dyn Model);
+
+impl Service for Served<'_> {
+    type Codec = Json;
+    type Request = Request;
+    type Reply = Reply;
+
+    fn handle(&mut self, r: Request) -> Result<Reply, String> {
+        let model = &mut *self.0;
+        match r {
+            Request::Mask => Ok(Reply::Mask(model.mask())),
+            Request::Initialize { timestamp, info } => model
+                .initialize(Moment { timestamp, info })
+                .map(Reply::Outcome),
+            Request::Update {
+                timestamp,
+                info,
+                inbox,
+            } => model
+                .update(Moment { timestamp, info }, &inbox)
+                .map(Reply::Outcome),
+            Request::Finish => model.finish().map(Reply::Finished),
+        }
+    }
+
+    fn is_last(r: &Request) -> bool {
+        matches!(r, Request::Finish)
+    }
+}
+
 /// Answers one `request` (JSON) with `model`: the reply (JSON) or the
 /// model's error, and whether it was the last call.
 pub fn answer(model: &mut dyn Model, request: &[u8]) -> (Result<Vec<u8>, String>, bool) {
-    let r: Request = match serde_json::from_slice(request) {
-        Ok(r) => r,
-        Err(e) => return (Err(format!("a malformed request: {e}")), false),
-    };
-    let last = matches!(r, Request::Finish);
-    let reply = match r {
-        Request::Mask => Ok(Reply::Mask(model.mask())),
-        Request::Initialize { timestamp, info } => model
-            .initialize(Moment { timestamp, info })
-            .map(Reply::Outcome),
-        Request::Update {
-            timestamp,
-            info,
-            inbox,
-        } => model
-            .update(Moment { timestamp, info }, &inbox)
-            .map(Reply::Outcome),
-        Request::Finish => model.finish().map(Reply::Finished),
-    };
-    let bytes = reply.and_then(|r| serde_json::to_vec(&r).map_err(|e| e.to_string()));
-    (bytes, last)
+    lockstep_remote::answer(&mut Served(model), request)
 }
 
-/// How the orchestrator reaches a model in another process.
-pub trait Transport: Send {
-    /// Sends `request`, returns the answer or why there is none (the
-    /// model's error, its process gone, no answer in time).
-    fn call(&mut self, request: Vec<u8>) -> Result<Vec<u8>, String>;
-    /// Whether the other end is still there (checked between calls).
-    fn alive(&self) -> Result<(), String> {
-        Ok(())
-    }
+/// Serves `model` as `name` over zenoh until the run finishes, its caller
+/// leaves, or none comes within `wait`.
+#[cfg(feature = "zenoh")]
+pub fn serve(
+    model: &mut dyn Model,
+    o: &lockstep_remote::net::NetOptions,
+    name: &str,
+    wait: std::time::Duration,
+) -> Result<(), String> {
+    lockstep_remote::serve(o, name, wait, &mut Served(model))
 }
 
 /// A model in another process, as the orchestrator sees it.
@@ -88,9 +103,7 @@ impl<T: Transport> RemoteModel<T> {
 }
 
 fn exchange<T: Transport>(t: &mut T, r: &Request) -> Result<Reply, String> {
-    let bytes = serde_json::to_vec(r).map_err(|e| e.to_string())?;
-    let answer = t.call(bytes)?;
-    serde_json::from_slice(&answer).map_err(|e| format!("a malformed answer: {e}"))
+    lockstep_remote::call::<Json, _, _>(t, r)
 }
 
 fn unexpected(r: &Reply, wanted: &str) -> String {

@@ -7,17 +7,18 @@ use std::path::{Path, PathBuf};
 use crate::common::{BUNDLED, TempDir, examples, lockstep};
 use lockstep_abi::Isolation;
 use lockstep_cosim::Cosim;
-use lockstep_cosim::assemble::{RunOptions, assemble};
+use lockstep_cosim::assemble::{AssembleOptions, assemble};
 use lockstep_cosim::file::{FileMode, SystemFile};
 use lockstep_harness::Micros;
+use lockstep_harness::engine::RunOptions;
 
-fn options(mode: FileMode) -> RunOptions {
-    RunOptions {
-        autopilot: PathBuf::from(BUNDLED),
-        isolation: Isolation::InProcess,
-        log_dir: None,
+fn options(mode: FileMode) -> AssembleOptions {
+    AssembleOptions {
+        run: RunOptions {
+            threads: Some(2),
+            ..RunOptions::new(BUNDLED, Isolation::InProcess)
+        },
         mode: Some(mode),
-        threads: Some(2),
         bundled_fmu: None,
     }
 }
@@ -109,8 +110,8 @@ fn fly_head_on(c: &mut Cosim, latency: Micros, period: Micros) -> Flown {
     .unwrap();
     assert!(checked > 100);
     let report = c.finish().unwrap();
-    let alpha = &report[0].1;
-    let held_at = Micros(alpha["avoidance"]["time_us"].as_u64().expect("alpha held"));
+    let alpha = report[0].1.vehicle().expect("a vehicle's report");
+    let held_at = Micros(alpha.avoidance.expect("alpha held").time_us);
     let bravo_speed_at_hold = bravo_speed
         .iter()
         .find(|(t, _)| *t == held_at)
@@ -163,11 +164,10 @@ fn radio_latency_costs_the_neighbours_speed_times_the_latency_in_separation() {
 }
 
 fn lost_and_sent(c: &Cosim) -> (u64, u64) {
-    let r = &c.transfer_reports()[0].1;
-    (
-        r["reports_lost"].as_u64().unwrap(),
-        r["reports_sent"].as_u64().unwrap(),
-    )
+    let lockstep_cosim::TransferReport::Radio(r) = c.transfer_reports()[0].1 else {
+        panic!("a radio's report");
+    };
+    (r.reports_lost, r.reports_sent)
 }
 
 #[test]
@@ -339,8 +339,17 @@ fn parallel_and_serialized_cosim_runs_write_the_same_bytes() {
             );
         }
     }
+    // Each vehicle names its log, in its run's directory: the same file.
     let summary = |o: &PathBuf| -> serde_json::Value {
-        serde_json::from_str(&std::fs::read_to_string(o.join("summary.json")).unwrap()).unwrap()
+        let mut s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(o.join("summary.json")).unwrap())
+                .unwrap();
+        for (name, p) in s["participants"].as_object_mut().unwrap() {
+            let log = o.join(format!("{name}.csv"));
+            assert_eq!(p["log"], log.display().to_string(), "{name}");
+            p["log"] = serde_json::Value::Null;
+        }
+        s
     };
     let s0 = summary(&outs[0]);
     assert_eq!(s0["mode"], "serialized");

@@ -5,13 +5,12 @@
 //! installs pythonfmu and runs it (`cargo test --test cosim_wind_fmu --
 //! --ignored`).
 
-use std::path::PathBuf;
-
 use crate::common::{BUNDLED, TempDir, examples};
 use lockstep_abi::Isolation;
-use lockstep_cosim::assemble::{RunOptions, assemble};
+use lockstep_cosim::assemble::{AssembleOptions, assemble};
 use lockstep_cosim::file::{FileMode, SystemFile};
 use lockstep_harness::Micros;
+use lockstep_harness::engine::RunOptions;
 
 /// Builds examples/cosim/wind_fmu into `dir`/WindShear.fmu.
 fn build(dir: &TempDir) {
@@ -92,12 +91,12 @@ fn an_iris_flies_in_the_power_law_wind_of_a_python_fmu() {
     let sf = SystemFile::from_toml_str(&system, dir.join("wind_shear.toml")).unwrap();
     let mut c = assemble(
         &sf,
-        &RunOptions {
-            autopilot: PathBuf::from(BUNDLED),
-            isolation: Isolation::InProcess,
-            log_dir: None,
+        &AssembleOptions {
+            run: RunOptions {
+                threads: Some(2),
+                ..RunOptions::new(BUNDLED, Isolation::InProcess)
+            },
             mode: Some(FileMode::Parallel),
-            threads: Some(2),
             bundled_fmu: None,
         },
     )
@@ -147,5 +146,8 @@ fn an_iris_flies_in_the_power_law_wind_of_a_python_fmu() {
     .unwrap();
     assert!(checked > 1000, "{checked}");
     let report = c.finish().unwrap();
-    assert_eq!(report[1].1["steps"], 2000);
+    let lockstep_cosim::ParticipantReport::Fmu(wind) = &report[1].1 else {
+        panic!("an FMU's report");
+    };
+    assert_eq!(wind.steps, 2000);
 }

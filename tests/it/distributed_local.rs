@@ -9,10 +9,11 @@ use std::time::Duration;
 use crate::common::{BUNDLED, TempDir, examples};
 use lockstep_abi::Isolation;
 use lockstep_distributed::{PrimaryOptions, run_local};
-use lockstep_fleet::run::{FleetOptions, log_path};
+use lockstep_fleet::run::log_path;
 use lockstep_fleet::{Fleet, FleetScenario};
 use lockstep_harness::Micros;
-use lockstep_harness::outcome::report::file_digest;
+use lockstep_harness::engine::RunOptions;
+use lockstep_harness::io::digest::file_digest;
 
 fn swarm(duration_us: u64) -> FleetScenario {
     let p = examples().join("scenarios/swarm.toml");
@@ -39,11 +40,11 @@ fn two_secondaries_give_the_single_process_logs_bit_for_bit_with_migrations() {
     let one = dir.join("one");
     let mut fleet = Fleet::new(
         &fs,
-        &FleetOptions {
+        &RunOptions {
             autopilot: PathBuf::from(BUNDLED),
             log_dir: Some(one.clone()),
             isolation: Isolation::InProcess,
-            threads: 2,
+            threads: Some(2),
         },
     )
     .unwrap();
@@ -58,7 +59,6 @@ fn two_secondaries_give_the_single_process_logs_bit_for_bit_with_migrations() {
             autopilot: PathBuf::from(BUNDLED),
             step_deadline: Duration::from_secs(60),
         },
-        |_| 1,
     )
     .unwrap();
     assert_eq!(digests(&one, &fs), digests(&many, &fs));
@@ -70,11 +70,11 @@ fn two_secondaries_give_the_single_process_logs_bit_for_bit_with_migrations() {
     assert!(out.pinned.is_empty());
     assert_eq!(out.refused_acks, 0);
     // Each vehicle's outcome is the single run's.
-    for ((name, json), (n, s)) in out.vehicles.iter().zip(&single.vehicles) {
+    for ((name, outcome), (n, s)) in out.vehicles.iter().zip(&single.vehicles) {
         assert_eq!(name, n);
         assert_eq!(
-            json.as_deref().unwrap(),
-            lockstep_fleet::report::summary_json(s),
+            outcome.as_ref().unwrap(),
+            &lockstep_harness::outcome::report::VehicleOutcome::of(s),
             "{name}"
         );
     }

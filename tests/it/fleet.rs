@@ -5,10 +5,11 @@ use std::path::{Path, PathBuf};
 
 use crate::common::{BUNDLED, TempDir, examples, lockstep};
 use lockstep_abi::Isolation;
-use lockstep_fleet::run::{FleetOptions, log_path};
+use lockstep_fleet::run::log_path;
 use lockstep_fleet::separation::EncounterKind;
 use lockstep_fleet::{Fleet, FleetScenario};
-use lockstep_harness::outcome::report::file_digest;
+use lockstep_harness::engine::RunOptions;
+use lockstep_harness::io::digest::file_digest;
 use lockstep_harness::outcome::verdict::CrashKind;
 
 /// Two Iris that both hover over the origin: the one starting 6 m north
@@ -52,12 +53,12 @@ start_north_m = 6.0
     p
 }
 
-fn options(dir: &Path, threads: usize) -> FleetOptions {
-    FleetOptions {
+fn options(dir: &Path, threads: usize) -> RunOptions {
+    RunOptions {
         autopilot: PathBuf::from(BUNDLED),
         log_dir: Some(dir.to_path_buf()),
         isolation: Isolation::InProcess,
-        threads,
+        threads: Some(threads),
     }
 }
 
@@ -172,7 +173,7 @@ fn each_vehicle_seed_derives_from_the_master_seed_and_its_name() {
     for v in &fs.vehicles {
         assert_eq!(
             v.scenario.seed,
-            lockstep_fleet::scenario::vehicle_seed(11, &v.name)
+            lockstep_harness::time::rng::RngStreams::new(11).member_seed("fleet.vehicle", &v.name)
         );
     }
     assert_ne!(fs.vehicles[0].scenario.seed, fs.vehicles[1].scenario.seed);
@@ -269,11 +270,16 @@ fn a_build_without_the_distributed_feature_says_how_to_get_it() {
     assert_eq!(r.code(), 2);
     assert_eq!(
         r.stderr.trim(),
-        "lockstep fly: this lockstep was built without distributed runs; build it with \
-         `cargo build --release --features distributed`"
+        "lockstep fly: this lockstep was built without distributed runs and remote processes \
+         (zenoh); build it with `cargo build --release --features distributed`"
     );
     let r = lockstep(&["ctl", "pause"]);
     assert_eq!(r.code(), 2);
+    assert_eq!(
+        r.stderr.trim(),
+        "lockstep ctl: this lockstep was built without distributed runs and remote processes \
+         (zenoh); build it with `cargo build --release --features distributed`"
+    );
 }
 
 #[test]

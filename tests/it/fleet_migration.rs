@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 
 use crate::common::{BUNDLED, HOST, TempDir, examples};
 use lockstep_abi::{Isolation, IsolationOptions};
-use lockstep_fleet::run::{FleetOptions, log_path};
+use lockstep_fleet::run::log_path;
 use lockstep_fleet::{Fleet, FleetScenario};
-use lockstep_harness::outcome::report::file_digest;
+use lockstep_harness::engine::RunOptions;
+use lockstep_harness::io::digest::file_digest;
 
 /// Three vehicles in busy weather: every kind of state a vehicle carries
 /// is live when it moves.
@@ -87,11 +88,11 @@ fraction = 0.3
 /// boundary (never when `every` is 0); the logs' digests.
 fn fly(scenario: &Path, out: &Path, iso: &Isolation, every: u64) -> Vec<String> {
     let fs = FleetScenario::load(scenario).unwrap();
-    let o = FleetOptions {
+    let o = RunOptions {
         autopilot: PathBuf::from(BUNDLED),
         log_dir: Some(out.to_path_buf()),
         isolation: iso.clone(),
-        threads: 2,
+        threads: Some(2),
     };
     let mut fleet = Fleet::new(&fs, &o).unwrap();
     let mut k = 0u64;
@@ -158,11 +159,11 @@ fn a_state_from_another_scenario_is_refused() {
     let dir = TempDir::new("fleet_migration_refused");
     let scenario = busy(dir.path(), "[simulation]\nseed = 3\nduration_s = 8.0", "");
     let fs = FleetScenario::load(&scenario).unwrap();
-    let o = FleetOptions {
+    let o = RunOptions {
         autopilot: PathBuf::from(BUNDLED),
         log_dir: None,
         isolation: Isolation::InProcess,
-        threads: 1,
+        threads: Some(1),
     };
     let mut fleet = Fleet::new(&fs, &o).unwrap();
     fleet.step().unwrap();

@@ -19,7 +19,7 @@ fn json(r: &Ran) -> Value {
 }
 
 fn digest_of(p: &Path) -> String {
-    lockstep_harness::outcome::report::file_digest(p).unwrap()
+    lockstep_harness::io::digest::file_digest(p).unwrap()
 }
 
 /// `fly --json --out DIR` with the default scenario shortened: every field

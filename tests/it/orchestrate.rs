@@ -10,7 +10,8 @@ use std::sync::{Arc, Mutex};
 
 use crate::common::{BUNDLED, LOCKSTEP, TempDir};
 use lockstep_abi::Isolation;
-use lockstep_delivery::{FleetFile, Report, RunOptions, make_model};
+use lockstep_delivery::{FleetFile, Report, make_model};
+use lockstep_harness::engine::RunOptions;
 use lockstep_orchestrator::{DataMask, Key, Model, Moment, Outcome, Update};
 use serde_json::Value;
 
@@ -34,11 +35,7 @@ fn fleet(dir: &TempDir, edits: &[(&str, &str)]) -> FleetFile {
 }
 
 fn options() -> RunOptions {
-    RunOptions {
-        autopilot: BUNDLED.into(),
-        isolation: Isolation::InProcess,
-        threads: None,
-    }
+    RunOptions::new(BUNDLED, Isolation::InProcess)
 }
 
 type Seen = Arc<Mutex<Vec<(u64, Key, Value)>>>;
@@ -249,7 +246,7 @@ fn the_command_line_refuses_what_it_cannot_run() {
     #[cfg(not(feature = "distributed"))]
     assert_eq!(
         refused(&["orchestrate", f, "--process", "kpi", "-o", "/tmp/x"]),
-        "lockstep orchestrate: --process/--remote: this lockstep was built without model processes (zenoh); build it with `cargo build --release --features distributed`"
+        "lockstep orchestrate: --process/--remote: this lockstep was built without distributed runs and remote processes (zenoh); build it with `cargo build --release --features distributed`"
     );
     #[cfg(not(feature = "distributed"))]
     assert_eq!(
@@ -264,7 +261,7 @@ fn the_command_line_refuses_what_it_cannot_run() {
             "-o",
             "/tmp/x"
         ]),
-        "lockstep cosim: --process/--remote: this lockstep was built without participant processes (zenoh); build it with `cargo build --release --features distributed`"
+        "lockstep cosim: --process/--remote: this lockstep was built without distributed runs and remote processes (zenoh); build it with `cargo build --release --features distributed`"
     );
     assert!(
         refused(&["cosim", crate::common::examples().join("cosim/radio_swarm.toml").to_str().unwrap(), "--remote", "zulu", "-o", "/tmp/x"])

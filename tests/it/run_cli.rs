@@ -71,7 +71,7 @@ fn the_default_flight_finishes_its_mission_and_writes_its_log() {
     assert_eq!(meta["last_time_us"], 90_000_000);
     assert_eq!(
         meta["digest"],
-        lockstep_harness::outcome::report::file_digest(&log).unwrap()
+        lockstep_harness::io::digest::file_digest(&log).unwrap()
     );
     assert_eq!(meta["origin"]["lat_deg"], 47.397742);
     assert_eq!(meta["modes"]["4"], "mission");

@@ -65,7 +65,6 @@ use std::path::{Path, PathBuf};
 
 use lockstep_harness::Micros;
 use lockstep_harness::inputs::scenario::{Override, read_bounded};
-use lockstep_harness::time::rng::RngStreams;
 use lockstep_plant::spec::{deserialize_strict, parse_table};
 use serde::Deserialize;
 
@@ -234,15 +233,6 @@ pub enum TransferKind {
         loss: f64,
         range_m: Option<f64>,
     },
-}
-
-/// The seed of vehicle `name`: the first 8 bytes (little-endian) of the
-/// stream key `cosim.vehicle.<name>` of the system's seed.
-pub fn vehicle_seed(master: u64, name: &str) -> u64 {
-    let key = RngStreams::new(master).stream_key(&format!("cosim.vehicle.{name}"));
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&key[..8]);
-    u64::from_le_bytes(b)
 }
 
 impl SystemFile {

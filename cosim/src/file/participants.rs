@@ -2,11 +2,12 @@
 //! read as that kind.
 
 use lockstep_harness::inputs::scenario::Override;
+use lockstep_harness::time::rng::RngStreams;
 use toml::Value;
 
 use super::{
     Context, MAX_PARTICIPANTS, MAX_TRAFFIC_SLOTS, ParticipantDecl, ParticipantKind, RawParticipant,
-    RawVariable, foreign_key, vehicle_seed,
+    RawVariable, foreign_key,
 };
 use crate::error::CosimError;
 use crate::participant::Variable;
@@ -114,7 +115,9 @@ fn vehicle(ctx: &Context, i: usize, p: &RawParticipant) -> Result<ParticipantKin
     if !overrides.iter().any(|o| o.key == "simulation.seed") {
         overrides.push(Override::new(
             "simulation.seed",
-            Value::Integer(vehicle_seed(ctx.seed, &p.name) as i64 & i64::MAX),
+            Value::Integer(
+                RngStreams::new(ctx.seed).member_seed("cosim.vehicle", &p.name) as i64 & i64::MAX,
+            ),
             format!("the seed of vehicle `{}` derived from cosim.seed", p.name),
         ));
     }

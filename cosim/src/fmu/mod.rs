@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use lockstep_harness::Micros;
 
 use crate::participant::{Participant, ParticipantError, Variable};
+use crate::report::{FmuReport, ParticipantReport};
 use binary::Instance;
 use model_description::{Causality, ModelDescription, ScalarType};
 
@@ -376,19 +377,19 @@ impl Participant for FmuParticipant {
         Ok(())
     }
 
-    fn finish(&mut self) -> Result<serde_json::Value, ParticipantError> {
+    fn finish(&mut self) -> Result<ParticipantReport, ParticipantError> {
         let terminated = self.inst.terminate();
         let log = self.inst.log_lines();
         if let Err(e) = terminated {
             return Err(ParticipantError(e));
         }
-        Ok(serde_json::json!({
-            "fmu": self.location.display().to_string(),
-            "model_name": self.description.model_name,
-            "steps": self.steps,
-            "warnings": self.warnings,
-            "calls_with_fmi2Warning": self.step_warnings,
-            "log": log,
+        Ok(ParticipantReport::Fmu(FmuReport {
+            fmu: self.location.display().to_string(),
+            model_name: self.description.model_name.clone(),
+            steps: self.steps,
+            warnings: self.warnings.clone(),
+            calls_with_fmi2_warning: self.step_warnings,
+            log,
         }))
     }
 }

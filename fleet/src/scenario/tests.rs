@@ -53,7 +53,10 @@ fn shared_sections_and_own_entries_make_each_vehicle_scenario() {
     assert_eq!(b.scenario.start.0, 20.0);
     assert_eq!(a.scenario.events.len(), 1, "the shared arm");
     assert_eq!(b.scenario.events.len(), 2, "the shared arm, then its own");
-    assert_eq!(a.scenario.seed, vehicle_seed(9, "a"));
+    assert_eq!(
+        a.scenario.seed,
+        RngStreams::new(9).member_seed("fleet.vehicle", "a")
+    );
     assert_eq!(a.radius_m, None);
     assert_eq!(a.autopilot, None);
 }
@@ -181,7 +184,10 @@ fn overrides_apply_to_the_shared_sections() {
     )];
     let f = FleetScenario::from_toml_str_with(&format!("{BASE}{TWO}"), "f.toml", &o).unwrap();
     assert_eq!(f.seed, 4);
-    assert_eq!(f.vehicles[1].scenario.seed, vehicle_seed(4, "b"));
+    assert_eq!(
+        f.vehicles[1].scenario.seed,
+        RngStreams::new(4).member_seed("fleet.vehicle", "b")
+    );
 }
 
 #[test]

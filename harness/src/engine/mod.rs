@@ -41,6 +41,7 @@ mod events;
 mod hosted;
 mod logging;
 mod migration;
+mod options;
 mod plant_runner;
 mod vehicle;
 mod world;
@@ -48,6 +49,7 @@ mod world;
 pub use hosted::{HostBattery, HostTruth, HostedVehicle};
 pub use logging::{finish_log, open_log, shaped_row};
 pub use migration::LogHandle;
+pub use options::{RunOptions, cores};
 pub use plant_runner::PlantRunner;
 
 use avionics::{Avionics, SensorFault};

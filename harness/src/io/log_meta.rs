@@ -28,7 +28,7 @@ pub struct Column {
     pub unit: &'static str,
 }
 
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Origin {
     pub lat_deg: f64,
     pub lon_deg: f64,

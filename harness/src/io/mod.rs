@@ -9,7 +9,9 @@
 //!   log, and a replay compared with a flight's log.
 //! - [`persist`]: the byte format every part's state saves to.
 //! - [`paths`]: outputs checked against inputs and each other.
+//! - [`digest`]: `sha256:<hex>` of a file, as reports give it.
 
+pub mod digest;
 pub mod log;
 pub mod log_compare;
 pub mod log_meta;

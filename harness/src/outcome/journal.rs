@@ -10,7 +10,7 @@ use crate::Micros;
 use crate::inputs::scenario::Action;
 
 /// What kind of happening an entry is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EntryKind {
     /// A scenario event fired (a command, a fault, a gust...).
@@ -38,7 +38,7 @@ impl EntryKind {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Entry {
     pub time_us: u64,
     pub kind: EntryKind,

@@ -1,33 +1,18 @@
-//! What a flight did, as one value: the CLI prints it as text or as one
-//! JSON object (`lockstep fly --json`), and writes it next to the log.
+//! A vehicle's outcome as one value: its final state, its verdict (crashes
+//! and `[expect]` checks) and its timeline. A flight's report, a fleet's and
+//! a co-simulation's each hold one per vehicle, whether the vehicle flew in
+//! this process or in another (the value crosses the wire as it is).
 
-use std::io::Read;
-use std::path::Path;
-
-use sha2::{Digest, Sha256};
+use serde::{Deserialize, Serialize};
 
 use crate::outcome::Summary;
 use crate::outcome::journal::Entry;
 
-/// The report's format version (the JSON's `report_version`).
-pub const REPORT_VERSION: u32 = 1;
-
-/// How the run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// The run reached its planned end (the verdict says whether it met
-    /// its expectations).
-    Completed,
-    /// An error stopped it (`error` says which).
-    Stopped,
-    /// SIGINT or SIGTERM stopped it.
-    Interrupted,
-}
-
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+/// Where the vehicle ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FinalState {
-    pub mode: &'static str,
+    /// The autopilot's mode, by name (`lockstep_abi::mode_name`).
+    pub mode: String,
     pub armed: bool,
     pub position_ned_m: [f64; 3],
     pub altitude_m: f64,
@@ -36,29 +21,21 @@ pub struct FinalState {
     pub soc: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct LogReport {
-    pub path: String,
-    pub rows: u64,
-    pub last_time_us: Option<u64>,
-    /// False when writing it failed (the rows on disk are whole).
-    pub complete: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CrashReport {
     pub time_us: u64,
     pub what: String,
 }
 
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckReport {
-    pub key: &'static str,
+    /// The `[expect]` key checked.
+    pub key: String,
     pub passed: bool,
     pub detail: String,
 }
 
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VerdictReport {
     pub passed: bool,
     pub crashes: Vec<CrashReport>,
@@ -66,48 +43,23 @@ pub struct VerdictReport {
     pub checks: Vec<CheckReport>,
 }
 
-/// One flight, as `fly` reports it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct FlightReport {
-    pub report_version: u32,
-    pub scenario: String,
-    pub description: Option<String>,
-    pub autopilot: String,
-    pub isolated: bool,
-    pub vehicle: String,
-    pub rotors: usize,
-    pub seed: u64,
-    pub outcome: Outcome,
-    /// The error that stopped the run, if any.
-    pub error: Option<String>,
-    /// The process's exit status.
-    pub exit_status: u8,
-    /// Simulated time reached, µs.
-    pub simulated_us: u64,
-    pub boundaries: u64,
-    pub wall_time_s: f64,
-    /// Simulated time over wall time.
-    pub real_time_factor: f64,
-    /// Present when the run completed.
-    pub final_state: Option<FinalState>,
-    pub log: Option<LogReport>,
-    pub recording: Option<String>,
-    /// The plots drawn (PNG and SVG).
-    pub plots: Vec<String>,
-    /// The ULog export, when one was written.
-    pub ulog: Option<String>,
-    /// `sha256:<hex>` of the log file, when there is one.
-    pub digest: Option<String>,
-    /// Present when the run completed.
-    pub verdict: Option<VerdictReport>,
+/// A vehicle's outcome: what a fleet or a co-simulation reports for each of
+/// its vehicles, the same whether it ran in one process or across many.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VehicleOutcome {
+    /// The verdict passed.
+    pub passed: bool,
+    pub final_state: FinalState,
+    pub verdict: VerdictReport,
     pub timeline: Vec<Entry>,
+    /// Timeline entries dropped past the journal's bound.
     pub timeline_dropped: u64,
 }
 
 impl FinalState {
     pub fn of(s: &Summary) -> FinalState {
         FinalState {
-            mode: lockstep_abi::mode_name(s.mode),
+            mode: lockstep_abi::mode_name(s.mode).to_string(),
             armed: s.armed,
             position_ned_m: s.position_ned_m,
             altitude_m: -s.position_ned_m[2],
@@ -135,7 +87,7 @@ impl VerdictReport {
                 .checks
                 .iter()
                 .map(|c| CheckReport {
-                    key: c.key,
+                    key: c.key.to_string(),
                     passed: c.passed,
                     detail: c.detail.clone(),
                 })
@@ -144,55 +96,16 @@ impl VerdictReport {
     }
 }
 
-/// Simulated over wall time; 0 when no wall time passed (a run of
-/// nothing), never infinite or NaN (JSON has neither).
-pub fn real_time_factor(simulated_us: u64, wall_s: f64) -> f64 {
-    let r = simulated_us as f64 * 1e-6 / wall_s;
-    if r.is_finite() { r } else { 0.0 }
-}
-
-/// `sha256:<64 hex digits>` of the file at `path`.
-pub fn file_digest(path: &Path) -> std::io::Result<String> {
-    let mut f = std::fs::File::open(path)?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        let n = f.read(&mut buf)?;
-        if n == 0 {
-            break;
+impl VehicleOutcome {
+    pub fn of(s: &Summary) -> VehicleOutcome {
+        VehicleOutcome {
+            passed: s.verdict.passed(),
+            final_state: FinalState::of(s),
+            verdict: VerdictReport::of(s),
+            timeline: s.timeline.clone(),
+            timeline_dropped: s.timeline_dropped,
         }
-        h.update(&buf[..n]);
     }
-    let mut s = String::with_capacity(71);
-    s.push_str("sha256:");
-    for b in h.finalize() {
-        s.push_str(&format!("{b:02x}"));
-    }
-    Ok(s)
-}
-
-#[derive(Debug, serde::Serialize)]
-struct VehicleOutcome<'a> {
-    passed: bool,
-    final_state: FinalState,
-    verdict: VerdictReport,
-    timeline: &'a [Entry],
-    timeline_dropped: u64,
-}
-
-/// A vehicle's outcome as one JSON object (`passed`, `final_state`,
-/// `verdict`, `timeline`, `timeline_dropped`): what a fleet or a
-/// co-simulation reports for each of its vehicles, the same whether it ran
-/// in one process or across many.
-pub fn summary_json(s: &Summary) -> String {
-    serde_json::to_string(&VehicleOutcome {
-        passed: s.verdict.passed(),
-        final_state: FinalState::of(s),
-        verdict: VerdictReport::of(s),
-        timeline: &s.timeline,
-        timeline_dropped: s.timeline_dropped,
-    })
-    .expect("a vehicle's outcome serializes")
 }
 
 #[cfg(test)]
@@ -200,23 +113,43 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_digest_is_sha256_of_the_file() {
-        let dir = std::env::temp_dir().join(format!("lockstep-digest-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("abc");
-        std::fs::write(&p, b"abc").unwrap();
-        // FIPS 180-2, appendix B.1.
+    fn an_outcome_survives_json_and_postcard_bit_for_bit() {
+        let o = VehicleOutcome {
+            passed: false,
+            final_state: FinalState {
+                mode: "land".into(),
+                armed: false,
+                position_ned_m: [1.5, -0.0, f64::MIN_POSITIVE],
+                altitude_m: 0.1 + 0.2,
+                mission_finished: true,
+                soc: 0.25,
+            },
+            verdict: VerdictReport {
+                passed: false,
+                crashes: vec![CrashReport {
+                    time_us: 7,
+                    what: "impact".into(),
+                }],
+                crashes_allowed: false,
+                checks: vec![CheckReport {
+                    key: "min_soc".into(),
+                    passed: false,
+                    detail: "0.2 < 0.3".into(),
+                }],
+            },
+            timeline: vec![Entry {
+                time_us: 3,
+                kind: crate::outcome::journal::EntryKind::Crash,
+                what: "impact".into(),
+            }],
+            timeline_dropped: 2,
+        };
+        let json = serde_json::to_string(&o).unwrap();
+        let back: VehicleOutcome = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, o);
         assert_eq!(
-            file_digest(&p).unwrap(),
-            "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+            back.final_state.altitude_m.to_bits(),
+            (0.1f64 + 0.2).to_bits()
         );
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn the_real_time_factor_is_always_a_number() {
-        assert_eq!(real_time_factor(2_000_000, 0.5), 4.0);
-        assert_eq!(real_time_factor(2_000_000, 0.0), 0.0);
-        assert_eq!(real_time_factor(0, 0.0), 0.0);
     }
 }

@@ -45,6 +45,16 @@ impl RngStreams {
         key
     }
 
+    /// The seed of member `name` of a run that derives its members' seeds
+    /// from this one (`kind`: `fleet.vehicle`, `cosim.vehicle`,
+    /// `orchestrate.vehicle`): the first 8 bytes, little-endian, of the
+    /// stream key `<kind>.<name>`. A member's seed depends on the master
+    /// seed and its own name only.
+    pub fn member_seed(&self, kind: &str, name: &str) -> u64 {
+        let key = self.stream_key(&format!("{kind}.{name}"));
+        u64::from_le_bytes(key[..8].try_into().expect("a key holds 32 bytes"))
+    }
+
     /// The stream named `name`.
     pub fn stream(&self, name: &str) -> Stream {
         Stream {

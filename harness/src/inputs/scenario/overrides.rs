@@ -48,6 +48,47 @@ impl Override {
     }
 }
 
+/// An override as text: what a report shows and what crosses the wire (the
+/// value as inline TOML, so it reads back as the value it was).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct OverrideText {
+    key: String,
+    value: String,
+    given_as: String,
+}
+
+impl serde::Serialize for Override {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        OverrideText {
+            key: self.key.clone(),
+            value: self.value.to_string(),
+            given_as: self.given_as.clone(),
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Override {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Override, D::Error> {
+        let t = OverrideText::deserialize(d)?;
+        let value = format!("v = {}", t.value)
+            .parse::<toml::Table>()
+            .ok()
+            .and_then(|mut table| table.remove("v"))
+            .ok_or_else(|| {
+                serde::de::Error::custom(format!(
+                    "override {}: `{}` is not a TOML value",
+                    t.given_as, t.value
+                ))
+            })?;
+        Ok(Override {
+            key: t.key,
+            value,
+            given_as: t.given_as,
+        })
+    }
+}
+
 /// A TOML value, or the text itself as a string.
 fn value_of(raw: &str) -> toml::Value {
     format!("v = {raw}")
@@ -147,6 +188,30 @@ mod tests {
 
     fn table(text: &str) -> toml::Table {
         text.parse().unwrap()
+    }
+
+    #[test]
+    fn an_override_reads_back_as_the_value_it_was() {
+        for given in [
+            "simulation.seed=3",
+            "simulation.duration_s=30.0",
+            "vehicle.spec=hexa",
+            "wind.mean_ned_mps=[4.0, 0.0, -0.5]",
+            "cadences.log={ rate_hz = 50 }",
+            "autopilot.params.X=1e-3",
+        ] {
+            let o = Override::parse("--set", given).unwrap();
+            let json = serde_json::to_string(&o).unwrap();
+            let back: Override = serde_json::from_str(&json).unwrap();
+            assert_eq!(back, o, "{json}");
+        }
+        let bad = r#"{"key":"a","value":"not toml","given_as":"--set a=b"}"#;
+        let e = serde_json::from_str::<Override>(bad).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("override --set a=b: `not toml` is not a TOML value"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -17,6 +17,7 @@
 //! step per interval.
 
 mod reference;
+mod session;
 mod table;
 
 use std::time::Instant;
@@ -24,9 +25,10 @@ use std::time::Instant;
 use lockstep_plant::integrate::{Integrator, IntegratorError, Method, Options, Stats};
 use lockstep_plant::{HeldPlant, Multirotor, PlantInputs, StateLayout, Tolerances};
 
-use crate::io::record::{RecordError, Replay};
+use lockstep_harness::io::record::{RecordError, Replay};
 
 pub use reference::IndependentCheck;
+pub use session::{StudyEvent, StudyOutcome, StudyRequest, compare};
 pub use table::{csv_text, table_text};
 
 /// The state groups errors are reported for, with their units.

@@ -3,7 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Draw, SpecAdjust};
+use lockstep_harness::inputs::scenario::SpecAdjust;
+
+use super::Draw;
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -149,9 +151,9 @@ pub fn csv_text(rows: &[RunRow]) -> String {
 }
 
 /// Statistics of one measurement over the completed runs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Stat {
-    pub name: &'static str,
+    pub name: String,
     pub mean: f64,
     pub std: f64,
     pub min: f64,
@@ -162,7 +164,7 @@ pub struct Stat {
 }
 
 /// A batch's aggregate statistics.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Aggregate {
     pub runs: usize,
     pub completed: usize,
@@ -242,7 +244,7 @@ fn stat(name: &'static str, v: &[f64]) -> Option<Stat> {
     s.sort_by(f64::total_cmp);
     let pct = |p: f64| s[((p / 100.0 * n).ceil() as usize).clamp(1, s.len()) - 1];
     Some(Stat {
-        name,
+        name: name.to_string(),
         mean,
         std: var.sqrt(),
         min: s[0],

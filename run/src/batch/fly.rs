@@ -10,8 +10,8 @@ use sha2::{Digest, Sha256};
 
 use super::Draw;
 use super::report::{Metrics, RunRow, RunStatus};
-use crate::engine::Engine;
-use crate::inputs::scenario::Scenario;
+use lockstep_harness::engine::Engine;
+use lockstep_harness::inputs::scenario::Scenario;
 
 /// Flies run `draw.run` of a batch over `base` with the autopilot at
 /// `autopilot`: the draw applied, no log (a `log` cadence stays, so the
@@ -51,7 +51,7 @@ pub fn fly(
             for v in x {
                 h.update(v.to_bits().to_le_bytes());
             }
-            let digest: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+            let digest = lockstep_harness::io::digest::hex(&h.finalize());
             row.metrics = Some(Metrics {
                 passed: sum.verdict.passed(),
                 crashes: sum.verdict.crashes.len(),

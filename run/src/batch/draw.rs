@@ -1,25 +1,12 @@
-//! Monte Carlo batches (`lockstep montecarlo`): per run, dispersions drawn
-//! from a stream derived from the master seed and the run's number, applied
-//! to the scenario; one flight; one row of results.
-//!
-//! - [`Dispersions`](crate::inputs::scenario::Dispersions): the
-//!   scenario's `[montecarlo]` section, checked.
-//! - [`Draw::new`]: run `k`'s seed and drawn values. They depend on the
-//!   master seed and `k` only, never on which worker flies the run or in
-//!   what order, so a batch gives the same rows for any number of jobs.
-//! - [`fly`]: one run in this process, as a [`RunRow`].
-//! - [`report`]: the rows as CSV, and their aggregate statistics.
+//! One run's draw: its seed and the dispersions drawn for it, from a
+//! stream derived from the master seed and the run's number only.
 
-mod fly;
-pub mod report;
-
-pub use fly::fly;
-pub use report::{Aggregate, RunRow, RunStatus};
-
-use crate::Micros;
-use crate::environment::wind::WindModel;
-use crate::inputs::scenario::{Action, Dispersions, Event, Scenario, SpecAdjust, Trigger};
-use crate::time::rng::RngStreams;
+use lockstep_harness::Micros;
+use lockstep_harness::environment::wind::WindModel;
+use lockstep_harness::inputs::scenario::{
+    Action, Dispersions, Event, Scenario, SpecAdjust, Trigger,
+};
+use lockstep_harness::time::rng::RngStreams;
 
 /// One run's seed and drawn values.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -129,6 +116,3 @@ impl Draw {
         }
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -1,3 +1,6 @@
+use lockstep_harness::Micros;
+use lockstep_harness::inputs::scenario::{Dispersions, SpecAdjust};
+
 use super::report::{Aggregate, Metrics, csv_text};
 use super::*;
 

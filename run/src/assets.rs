@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 const AUTOPILOT: &[u8] = lockstep_c_examples::REFERENCE_AUTOPILOT_BYTES;
-const SCENARIO: &str = include_str!("../examples/scenarios/square.toml");
-const MISSION: &str = include_str!("../examples/missions/square.waypoints");
+const SCENARIO: &str = include_str!("../../examples/scenarios/square.toml");
+const MISSION: &str = include_str!("../../examples/missions/square.waypoints");
 
 /// The files, relative to the bundle's directory.
 const FILES: [(&str, &[u8]); 3] = [
@@ -51,10 +51,7 @@ fn directory() -> PathBuf {
         h.update((bytes.len() as u64).to_le_bytes());
         h.update(bytes);
     }
-    let digest: String = h.finalize()[..8]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let digest = lockstep_harness::io::digest::hex(&h.finalize()[..8]);
     base.join("lockstep")
         .join(format!("{}-{digest}", env!("CARGO_PKG_VERSION")))
 }
@@ -91,7 +88,7 @@ fn named(path: &Path, e: io::Error) -> io::Error {
 
 /// The build tree's copies of the files, when they still hold the bytes
 /// this binary embeds (and the environment does not say to ignore them).
-fn build_tree(files: &[(&str, &[u8])]) -> bool {
+fn build_tree(files: &[(&Path, &[u8])]) -> bool {
     let ignore = std::env::var_os("LOCKSTEP_IGNORE_BUILD_TREE").is_some_and(|v| v == "1");
     !ignore
         && files
@@ -99,20 +96,17 @@ fn build_tree(files: &[(&str, &[u8])]) -> bool {
             .all(|(p, bytes)| std::fs::read(p).is_ok_and(|b| b == *bytes))
 }
 
-const TREE_AUTOPILOT: &str = lockstep_c_examples::REFERENCE_AUTOPILOT;
-const TREE_SCENARIO: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/examples/scenarios/square.toml"
-);
-const TREE_MISSION: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/examples/missions/square.waypoints"
-);
+/// The repository this crate was built in (the parent of `run/`).
+fn tree(relative: &str) -> PathBuf {
+    let run = Path::new(env!("CARGO_MANIFEST_DIR"));
+    run.parent().unwrap_or(run).join(relative)
+}
 
 /// The bundled reference autopilot library.
 pub fn autopilot() -> io::Result<PathBuf> {
-    if build_tree(&[(TREE_AUTOPILOT, AUTOPILOT)]) {
-        return Ok(PathBuf::from(TREE_AUTOPILOT));
+    let in_tree = Path::new(lockstep_c_examples::REFERENCE_AUTOPILOT);
+    if build_tree(&[(in_tree, AUTOPILOT)]) {
+        return Ok(in_tree.to_path_buf());
     }
     Ok(materialize()?.join(AUTOPILOT_FILE))
 }
@@ -120,13 +114,20 @@ pub fn autopilot() -> io::Result<PathBuf> {
 /// The default scenario (the Iris flying the square mission), with its
 /// mission next to it as its relative path says.
 pub fn default_scenario() -> io::Result<PathBuf> {
+    let scenario = tree("examples/scenarios/square.toml");
+    let mission = tree("examples/missions/square.waypoints");
     if build_tree(&[
-        (TREE_SCENARIO, SCENARIO.as_bytes()),
-        (TREE_MISSION, MISSION.as_bytes()),
+        (&scenario, SCENARIO.as_bytes()),
+        (&mission, MISSION.as_bytes()),
     ]) {
-        return Ok(PathBuf::from(TREE_SCENARIO));
+        return Ok(scenario);
     }
     Ok(materialize()?.join("scenarios/square.toml"))
+}
+
+/// The bundled autopilot unless `given`.
+pub fn autopilot_or(given: Option<PathBuf>) -> io::Result<PathBuf> {
+    given.map_or_else(autopilot, Ok)
 }
 
 const SLUNG_LOAD_BINARY: &[u8] = lockstep_c_examples::SLUNG_LOAD_FMU_BINARY_BYTES;

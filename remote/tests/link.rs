@@ -6,8 +6,9 @@
 
 use std::time::{Duration, Instant};
 
-use lockstep_distributed::remote::{Caller, Flow, ProcessOptions, Processes, RemoteError, Server};
-use lockstep_distributed::zenoh_link::NetOptions;
+use lockstep_remote::link::{Caller, Flow, RemoteError, Server};
+use lockstep_remote::net::NetOptions;
+use lockstep_remote::processes::{ProcessOptions, Processes};
 
 fn options(name: &str, listen: bool, port: u16) -> NetOptions {
     let e = format!("tcp/127.0.0.1:{port}");

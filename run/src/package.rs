@@ -1,5 +1,5 @@
-//! `lockstep fmu SCENARIO -o vehicle.fmu`: the scenario's vehicle as an FMI
-//! 2.0 co-simulation FMU, self-contained:
+//! The scenario's vehicle as an FMI 2.0 co-simulation FMU, self-contained
+//! (`lockstep fmu SCENARIO -o vehicle.fmu`):
 //!
 //! ```text
 //! modelDescription.xml                    from lockstep_fmu's variable table
@@ -13,16 +13,15 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use lockstep_harness::engine::PlantRunner;
 use lockstep_harness::inputs::scenario::Scenario;
 use sha2::{Digest, Sha256};
 
-use crate::run::Exit;
+use crate::RunError;
 
 /// The FMU library: `explicit`, else next to this executable.
-fn library(explicit: Option<&Path>) -> Result<PathBuf, String> {
+fn library_path(explicit: Option<&Path>) -> Result<PathBuf, String> {
     let name = format!(
         "{}lockstep_fmu{}",
         std::env::consts::DLL_PREFIX,
@@ -104,7 +103,7 @@ fn contents(scenario_path: &Path, autopilot: &Path, lib: &Path) -> Result<Files,
         h.update(b);
     }
     let d = h.finalize();
-    let hex: String = d.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    let hex = lockstep_harness::io::digest::hex(&d[..16]);
     let guid = format!(
         "{{{}-{}-{}-{}-{}}}",
         &hex[0..8],
@@ -191,30 +190,22 @@ fn write_zip(out: &Path, files: &Files) -> Result<(), String> {
     Ok(())
 }
 
-/// `lockstep fmu`.
-pub fn command(scenario: &Path, out: &Path, autopilot: &Path, lib: Option<&Path>) -> ExitCode {
+/// Packages `scenario`'s vehicle as an FMU at `out`, with `autopilot`
+/// inside and the FMU library `library` (default: `liblockstep_fmu` next
+/// to the running executable); the number of files packed.
+pub fn fmu(
+    scenario: &Path,
+    out: &Path,
+    autopilot: &Path,
+    library: Option<&Path>,
+) -> Result<usize, RunError> {
     if !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
-        warn!("lockstep fmu: FMUs are packaged for linux64 only, on Linux x86-64");
-        return Exit::ConfigError.into();
+        return Err(RunError::configuration(
+            "FMUs are packaged for linux64 only, on Linux x86-64",
+        ));
     }
-    let lib = match library(lib) {
-        Ok(l) => l,
-        Err(e) => {
-            warn!("lockstep fmu: {e}");
-            return Exit::ConfigError.into();
-        }
-    };
-    let files = match contents(scenario, autopilot, &lib) {
-        Ok(f) => f,
-        Err(e) => {
-            warn!("lockstep fmu: {e}");
-            return Exit::ConfigError.into();
-        }
-    };
-    if let Err(e) = write_zip(out, &files) {
-        warn!("lockstep fmu: {e}");
-        return Exit::RunError.into();
-    }
-    say!("wrote {} ({} files)", out.display(), files.len());
-    ExitCode::SUCCESS
+    let lib = library_path(library).map_err(RunError::configuration)?;
+    let files = contents(scenario, autopilot, &lib).map_err(RunError::configuration)?;
+    write_zip(out, &files).map_err(RunError::run_failure)?;
+    Ok(files.len())
 }

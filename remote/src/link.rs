@@ -1,6 +1,7 @@
 //! Remote calls over zenoh, for a process that serves something (a model,
 //! a participant) to a caller that drives it: request and answer, each call
 //! within a deadline, a peer that dies or stops seen within the lease.
+//! A [`Link`] is a [`crate::Transport`].
 //!
 //! Keys under `lockstep/<session>/`:
 //! - `serve/<name>`: the server's queryable; a call is a query carrying the
@@ -11,8 +12,6 @@
 //! - `alive/caller`: the caller's token; a server whose caller left stops
 //!   serving (nothing is left running when the caller dies).
 
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
@@ -24,7 +23,7 @@ use zenoh::query::{Query, Queryable};
 use zenoh::sample::{Sample, SampleKind};
 use zenoh::{Session, Wait};
 
-use crate::zenoh_link::{NetOptions, open};
+use crate::net::{NetOptions, open};
 
 /// Why a remote call failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -368,26 +367,16 @@ impl Target {
     }
 }
 
-/// How a caller reaches the processes it calls.
-#[derive(Debug, Clone)]
-pub struct ProcessOptions {
-    pub net: NetOptions,
-    /// The longest a call may take (a model hung in its own code).
-    pub deadline: Duration,
-    /// How long to wait for a model process to appear.
-    pub wait: Duration,
-}
-
 /// One server as its caller calls it: each call within the deadline, the
 /// server's liveliness watched.
 pub struct Link {
-    caller: Arc<Caller>,
-    target: Target,
-    deadline: Duration,
+    pub(crate) caller: Arc<Caller>,
+    pub(crate) target: Target,
+    pub(crate) deadline: Duration,
     /// The failure (deadline missed, peer gone) after which this link
     /// calls no more: a run's finish does not wait a second deadline on a
     /// peer that hung.
-    abandoned: std::sync::Mutex<Option<String>>,
+    pub(crate) abandoned: std::sync::Mutex<Option<String>>,
 }
 
 impl std::fmt::Debug for Link {
@@ -422,115 +411,18 @@ impl Link {
     }
 }
 
-/// The processes a run calls: killed (if still there) when dropped.
-pub struct Processes {
-    caller: Arc<Caller>,
-    children: Vec<(String, Child)>,
-    options: ProcessOptions,
-}
-
-impl std::fmt::Debug for Processes {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let pids: Vec<(&String, u32)> = self.children.iter().map(|(n, c)| (n, c.id())).collect();
-        f.debug_struct("Processes")
-            .field("children", &pids)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Processes {
-    /// Opens the caller's end of the session.
-    pub fn open(options: ProcessOptions) -> Result<Processes, String> {
-        let caller = Caller::open(&options.net).map_err(|e| e.to_string())?;
-        Ok(Processes {
-            caller: Arc::new(caller),
-            children: Vec::new(),
-            options,
+/// A link carries the remote calls of a co-simulation participant or an
+/// orchestrated model: the peer's refusal is its own message, any other
+/// failure says what happened to the peer.
+impl crate::Transport for Link {
+    fn call(&mut self, request: Vec<u8>) -> Result<Vec<u8>, String> {
+        Link::call(self, request).map_err(|e| match e {
+            RemoteError::Refused(m) => m,
+            other => other.to_string(),
         })
     }
 
-    /// Starts `program args…` to serve `name` (its stderr this one's);
-    /// returns its process id.
-    pub fn spawn(&mut self, name: &str, program: &Path, args: &[String]) -> Result<u32, String> {
-        let child = Command::new(program)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", program.display()))?;
-        let pid = child.id();
-        self.children.push((name.to_string(), child));
-        Ok(pid)
-    }
-
-    /// The server `name` (called `what` in messages: "model `x`"), in
-    /// another process (started here or elsewhere), once it is there.
-    pub fn link(&mut self, name: &str, what: &str) -> Result<Link, String> {
-        let peer = match self.children.iter_mut().find(|(n, _)| n == name) {
-            Some((_, c)) => format!("the process of {what} (pid {})", c.id()),
-            None => format!("the process of {what}"),
-        };
-        // A child that ended (a bad file, a missing library) is reported at
-        // once, not after the whole wait.
-        let mut child = self.children.iter_mut().find(|(n, _)| n == name);
-        let there = || match &mut child {
-            Some((_, c)) => matches!(c.try_wait(), Ok(None)),
-            None => true,
-        };
-        let found = self
-            .caller
-            .target_while(name, &peer, self.options.wait, there);
-        let target = found.map_err(|e| self.exited(name, what).unwrap_or_else(|| e.to_string()))?;
-        Ok(Link {
-            caller: self.caller.clone(),
-            target,
-            deadline: self.options.deadline,
-            abandoned: std::sync::Mutex::new(None),
-        })
-    }
-
-    /// How `name`'s child ended, if it has.
-    fn exited(&mut self, name: &str, what: &str) -> Option<String> {
-        let (_, c) = self.children.iter_mut().find(|(n, _)| n == name)?;
-        match c.try_wait() {
-            Ok(Some(status)) => Some(format!(
-                "the process of {what} (pid {}) ended before it served: {status}",
-                c.id()
-            )),
-            _ => None,
-        }
-    }
-
-    /// After a run that finished: waits a little for the children to end
-    /// (they do after their last call), then kills those still there;
-    /// after a run that failed (`finished` false): kills them at once.
-    pub fn end(&mut self, finished: bool) {
-        let grace = if finished {
-            Duration::from_secs(2)
-        } else {
-            Duration::ZERO
-        };
-        let until = Instant::now() + grace;
-        for (_, c) in &mut self.children {
-            while Instant::now() < until && matches!(c.try_wait(), Ok(None)) {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            if matches!(c.try_wait(), Ok(None)) {
-                let _ = c.kill();
-                let _ = c.wait();
-            }
-        }
-        self.children.clear();
-    }
-}
-
-impl Drop for Processes {
-    fn drop(&mut self) {
-        for (_, c) in &mut self.children {
-            if matches!(c.try_wait(), Ok(None)) {
-                let _ = c.kill();
-                let _ = c.wait();
-            }
-        }
+    fn alive(&self) -> Result<(), String> {
+        Link::alive(self).map_err(|e| e.to_string())
     }
 }

@@ -1,0 +1,324 @@
+//! Monte Carlo batches: many runs of one scenario, each with the
+//! dispersions of its `[montecarlo]` section drawn from a stream derived
+//! from the master seed and the run's number ([`Draw`]), flown by a pool of
+//! workers (threads of this process, or a child process per run so that a
+//! crash or hang of the autopilot fails that run only), into `runs.csv`,
+//! `summary.json` and histograms, as a typed [`BatchReport`].
+//!
+//! - [`draw`]: a run's seed and drawn values, independent of the worker.
+//! - [`fly`]: one run in this process, as a [`RunRow`].
+//! - [`report`]: the rows as CSV, and their aggregate statistics.
+//! - [`worker`]: the entry point of a worker process (`lockstep
+//!   montecarlo-run`), and the line its row is printed on.
+
+mod draw;
+mod fly;
+mod pool;
+pub mod report;
+#[cfg(test)]
+mod tests;
+pub mod worker;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use lockstep_abi::Isolation;
+use lockstep_harness::inputs::scenario::{Override, Scenario};
+use lockstep_harness::outcome::class::ErrorClass;
+use serde::{Deserialize, Serialize};
+
+pub use draw::Draw;
+pub use fly::fly;
+pub use report::{Aggregate, RunRow, RunStatus, Stat};
+
+use crate::RunError;
+use crate::outputs::{check_against_inputs, make_dir, scenario_inputs};
+
+/// The files a batch writes into its out directory.
+pub const RUNS_CSV: &str = "runs.csv";
+pub const SUMMARY: &str = "summary.json";
+pub const HISTOGRAMS: &str = "histograms";
+
+/// Where the runs fly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Workers {
+    /// Each run in a child process of its own (the autopilot in-process
+    /// there): a crash or hang of the library is that run's failed row,
+    /// and every run starts from a freshly loaded library.
+    Processes,
+    /// Runs on threads of this process, the autopilot in-process: no
+    /// process start per run, but only for a library that declares itself
+    /// re-entrant, and a crash of the library ends the batch.
+    Threads,
+}
+
+/// A batch to fly.
+#[derive(Debug, Clone)]
+pub struct BatchRequest {
+    pub scenario: PathBuf,
+    pub autopilot: PathBuf,
+    /// Applied to the scenario before the draws (`simulation.seed` is the
+    /// batch's master seed).
+    pub overrides: Vec<Override>,
+    pub runs: u64,
+    /// Runs flown at once (at least 1, at most `runs`).
+    pub jobs: usize,
+    pub workers: Workers,
+    /// Wall-time limit of one run in a worker process.
+    pub run_timeout: Duration,
+    /// The directory written: runs.csv, summary.json, histograms.
+    pub out: PathBuf,
+    /// The program a worker process runs (`lockstep`, whose
+    /// `montecarlo-run` calls [`worker::run`]); needed for
+    /// [`Workers::Processes`].
+    pub worker_program: Option<PathBuf>,
+}
+
+/// A batch's summary (`summary.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchReport {
+    pub scenario: String,
+    pub master_seed: u64,
+    pub runs: usize,
+    pub completed: usize,
+    pub failed: usize,
+    /// Completed runs whose verdict passed.
+    pub passed: usize,
+    pub motor_failures: usize,
+    pub jobs: usize,
+    pub workers: Workers,
+    pub wall_s: f64,
+    pub runs_per_s: f64,
+    /// The signal that stopped the batch (its runs not flown are failed
+    /// rows that say so).
+    pub interrupted_by: Option<String>,
+    pub stats: Vec<Stat>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_class: Option<ErrorClass>,
+    pub exit_status: u8,
+    /// Outputs that could not be written (the CSV, the summary, the
+    /// histograms).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub output_errors: Vec<String>,
+}
+
+/// What a batch produced: its summary, its rows, the files written.
+#[derive(Debug, Clone)]
+pub struct Batch {
+    pub report: BatchReport,
+    pub rows: Vec<RunRow>,
+    pub aggregate: Aggregate,
+    pub csv: PathBuf,
+    pub summary: PathBuf,
+    /// The histograms drawn (PNG and SVG).
+    pub histograms: Vec<PathBuf>,
+}
+
+/// A batch checked and ready to fly: its scenario, its draws.
+#[derive(Debug)]
+pub struct PreparedBatch {
+    request: BatchRequest,
+    scenario: Scenario,
+    draws: Vec<Draw>,
+    rotors: usize,
+}
+
+/// Loads the scenario, checks its `[montecarlo]` section, the library
+/// (threads need a re-entrant one), the outputs; draws every run.
+pub fn prepare(request: BatchRequest) -> Result<PreparedBatch, RunError> {
+    let config = RunError::configuration;
+    let s = Scenario::load_with(&request.scenario, &request.overrides)
+        .map_err(|e| config(e.to_string()))?;
+    let Some(dispersions) = s.montecarlo else {
+        return Err(config(format!(
+            "{} has no [montecarlo] section: say what to disperse (mass_sigma, inertia_sigma, \
+             battery_capacity_sigma, wind_mean_sigma_mps, sensor_noise_scale, \
+             motor_failure_probability, motor_failure_window_s; see docs/scenario-reference.md)",
+            request.scenario.display()
+        )));
+    };
+    // The rotor count names each run's failing motor, in failed rows too.
+    let rotors = lockstep_plant::AircraftSpec::resolve(&s.spec)
+        .map_err(|e| config(e.to_string()))?
+        .rotors
+        .len();
+    match request.workers {
+        Workers::Threads => match lockstep_abi::AutopilotLibrary::load(&request.autopilot) {
+            Ok(lib) if lib.is_reentrant() => {}
+            Ok(_) => {
+                return Err(config(format!(
+                    "--workers threads: {} is not re-entrant (its capabilities lack \
+                     LOCKSTEP_AP_CAP_REENTRANT); use --workers processes",
+                    request.autopilot.display()
+                )));
+            }
+            Err(e) => return Err(config(e.to_string())),
+        },
+        Workers::Processes if request.worker_program.is_none() => {
+            return Err(RunError::configuration(
+                "--workers processes: no worker program was given (the lockstep executable)",
+            ));
+        }
+        Workers::Processes => {}
+    }
+    make_dir("--out", &request.out)?;
+    let out = &request.out;
+    let plots = lockstep_plot::output_files(&out.join(HISTOGRAMS));
+    let (csv, summary) = (out.join(RUNS_CSV), out.join(SUMMARY));
+    let outputs = [
+        ("the runs' CSV", csv.as_path()),
+        ("the summary", summary.as_path()),
+        ("a histogram", plots[0].as_path()),
+        ("a histogram", plots[1].as_path()),
+    ];
+    check_against_inputs(
+        &scenario_inputs(&request.scenario, &request.autopilot, &s),
+        &outputs,
+    )?;
+    let draws = (0..request.runs)
+        .map(|k| Draw::new(&dispersions, s.seed, k, s.tick))
+        .collect();
+    Ok(PreparedBatch {
+        request,
+        scenario: s,
+        draws,
+        rotors,
+    })
+}
+
+impl PreparedBatch {
+    /// The master seed.
+    pub fn master_seed(&self) -> u64 {
+        self.scenario.seed
+    }
+
+    /// Flies every run on the pool; `done` hears each row as it arrives
+    /// (with how many are done). A signal number stored in `interrupt`
+    /// starts no new run: the runs not flown are failed rows that say so.
+    /// Then writes the CSV, the summary and the histograms.
+    pub fn run(self, interrupt: Arc<AtomicUsize>, done: impl Fn(&RunRow, u64) + Sync) -> Batch {
+        let r = &self.request;
+        let started = Instant::now();
+        let next = AtomicU64::new(0);
+        let count = AtomicU64::new(0);
+        let rows: Mutex<Vec<Option<RunRow>>> = Mutex::new(vec![None; r.runs as usize]);
+        std::thread::scope(|scope| {
+            for _ in 0..r.jobs.clamp(1, r.runs.max(1) as usize) {
+                scope.spawn(|| {
+                    while interrupt.load(Ordering::Relaxed) == 0 {
+                        let k = next.fetch_add(1, Ordering::Relaxed);
+                        if k >= r.runs {
+                            break;
+                        }
+                        let draw = &self.draws[k as usize];
+                        let row = match r.workers {
+                            Workers::Threads => fly(
+                                &self.scenario,
+                                &r.autopilot,
+                                &Isolation::InProcess,
+                                draw,
+                                Some(Arc::clone(&interrupt)),
+                            ),
+                            Workers::Processes => pool::in_child(r, draw, self.rotors, &interrupt),
+                        };
+                        let n = count.fetch_add(1, Ordering::Relaxed) + 1;
+                        done(&row, n);
+                        if let Ok(mut all) = rows.lock() {
+                            all[k as usize] = Some(row);
+                        }
+                    }
+                });
+            }
+        });
+        let wall = started.elapsed().as_secs_f64();
+        let signal = interrupt.load(Ordering::Relaxed);
+        let rows: Vec<RunRow> = rows
+            .into_inner()
+            .unwrap_or_default()
+            .into_iter()
+            .zip(&self.draws)
+            .map(|(row, d)| {
+                row.unwrap_or_else(|| {
+                    let why = if signal != 0 {
+                        format!("not flown: {}", pool::interrupted(signal))
+                    } else {
+                        "the worker never reported".into()
+                    };
+                    RunRow::failed(d, self.rotors, why)
+                })
+            })
+            .collect();
+        self.finish(rows, wall, signal)
+    }
+
+    fn finish(self, rows: Vec<RunRow>, wall: f64, signal: usize) -> Batch {
+        let r = &self.request;
+        let aggregate = Aggregate::of(&rows);
+        let csv = r.out.join(RUNS_CSV);
+        let summary = r.out.join(SUMMARY);
+        let (class, signal) = if signal != 0 {
+            (Some(ErrorClass::Interrupted), Some(signal as i32))
+        } else {
+            (None, None)
+        };
+        let mut report = BatchReport {
+            scenario: r.scenario.display().to_string(),
+            master_seed: self.scenario.seed,
+            runs: aggregate.runs,
+            completed: aggregate.completed,
+            failed: aggregate.failed,
+            passed: aggregate.passed,
+            motor_failures: aggregate.motor_failures,
+            jobs: r.jobs,
+            workers: r.workers,
+            wall_s: wall,
+            runs_per_s: r.runs as f64 / wall.max(1e-9),
+            interrupted_by: signal.map(lockstep_abi::signal_name),
+            stats: aggregate.stats.clone(),
+            error_class: class,
+            exit_status: class.map_or(0, |c| c.exit_status(signal)),
+            output_errors: Vec::new(),
+        };
+        let mut failed = Vec::new();
+        if let Err(e) = std::fs::write(&csv, report::csv_text(&rows)) {
+            failed.push(format!("cannot write {}: {e}", csv.display()));
+        }
+        let series: Vec<(String, Vec<f64>)> = report::MEASURED
+            .iter()
+            .map(|n| (n.to_string(), report::values(&rows, n)))
+            .collect();
+        // Written before the histograms so that it says how they went.
+        let histograms = match lockstep_plot::histograms(&series, &r.out.join(HISTOGRAMS)) {
+            Ok(files) => files,
+            Err(e) => {
+                failed.push(e.to_string());
+                Vec::new()
+            }
+        };
+        if !failed.is_empty() {
+            report.output_errors.append(&mut failed);
+        }
+        let text = serde_json::to_string_pretty(&report).expect("a summary is JSON");
+        if let Err(e) = std::fs::write(&summary, text + "\n") {
+            report
+                .output_errors
+                .push(format!("cannot write {}: {e}", summary.display()));
+        }
+        if !report.output_errors.is_empty() && report.error_class.is_none() {
+            report.error_class = Some(ErrorClass::RunFailure);
+            report.exit_status = ErrorClass::RunFailure.exit_status(None);
+        }
+        Batch {
+            report,
+            rows,
+            aggregate,
+            csv,
+            summary,
+            histograms,
+        }
+    }
+}

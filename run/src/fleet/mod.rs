@@ -1,0 +1,174 @@
+//! A fleet scenario (`[[vehicles]]`): every vehicle's log in the out
+//! directory, the fleet's encounters, each vehicle's verdict, as a
+//! [`FleetReport`] that is the same whether the fleet ran on threads of
+//! this process ([`prepare`]) or across a primary and its secondaries
+//! ([`distributed`], feature `distributed`).
+
+pub mod distributed;
+mod report;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+use std::time::Instant;
+
+use lockstep_abi::Isolation;
+use lockstep_fleet::{Fleet, FleetError, FleetScenario};
+use lockstep_harness::engine::RunOptions;
+use lockstep_harness::inputs::scenario::Override;
+use lockstep_harness::outcome::class::{self, Classified, ErrorClass, Part};
+use lockstep_harness::outcome::report::VehicleOutcome;
+
+pub use report::{
+    EncounterReport, Ending, FleetReport, FleetResult, FleetRun, FleetVehicle, Percentiles, Rounds,
+};
+
+use crate::RunError;
+use crate::outputs::make_dir;
+
+/// Whether the scenario at `path` is a fleet (has `[[vehicles]]`).
+pub fn is_fleet(path: &Path) -> Result<bool, RunError> {
+    lockstep_fleet::scenario::is_fleet(path).map_err(|e| RunError::configuration(e.to_string()))
+}
+
+/// A fleet to fly on threads of this process.
+#[derive(Debug, Clone)]
+pub struct FleetRequest {
+    pub scenario: PathBuf,
+    /// The autopilot of vehicles that name none.
+    pub autopilot: PathBuf,
+    pub overrides: Vec<Override>,
+    /// Every vehicle's log (`<name>.csv`) and `summary.json`.
+    pub out: Option<PathBuf>,
+    pub isolation: Isolation,
+    /// Threads stepping the vehicles (the result does not depend on it).
+    pub threads: usize,
+}
+
+/// What is about to fly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FleetHeader {
+    pub scenario: PathBuf,
+    pub description: Option<String>,
+    pub vehicles: usize,
+    pub sync_period_us: u64,
+    pub autopilot: PathBuf,
+    pub seed: u64,
+}
+
+impl FleetHeader {
+    fn of(scenario: &Path, fs: &FleetScenario, autopilot: &Path) -> FleetHeader {
+        FleetHeader {
+            scenario: scenario.to_path_buf(),
+            description: fs.description.clone(),
+            vehicles: fs.vehicles.len(),
+            sync_period_us: fs.sync.0,
+            autopilot: autopilot.to_path_buf(),
+            seed: fs.seed,
+        }
+    }
+}
+
+/// Loads the fleet scenario with its overrides.
+pub fn load(scenario: &Path, overrides: &[Override]) -> Result<FleetScenario, RunError> {
+    FleetScenario::load_with(scenario, overrides)
+        .map_err(|e| RunError::configuration(e.to_string()))
+}
+
+/// A fleet built and ready to fly.
+pub struct PreparedFleet {
+    request: FleetRequest,
+    fs: FleetScenario,
+    fleet: Fleet,
+}
+
+impl std::fmt::Debug for PreparedFleet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreparedFleet")
+            .field("scenario", &self.request.scenario)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The classification of a fleet's error.
+fn classify(e: &FleetError, building: bool) -> Classified {
+    match e {
+        FleetError::Vehicle { source, .. } if building => class::classify_build(source),
+        FleetError::Vehicle { source, .. } => class::classify(source),
+        FleetError::Interrupted { signal, .. } => Classified {
+            class: ErrorClass::Interrupted,
+            part: Part::Signal,
+            signal: Some(*signal),
+        },
+        FleetError::Threads { .. } | FleetError::LogDir { .. } => Classified {
+            class: ErrorClass::RunFailure,
+            part: Part::Output,
+            signal: None,
+        },
+    }
+}
+
+/// Loads the fleet, creates the out directory, builds every vehicle.
+pub fn prepare(request: FleetRequest) -> Result<PreparedFleet, RunError> {
+    let fs = load(&request.scenario, &request.overrides)?;
+    if let Some(dir) = &request.out {
+        make_dir("--out", dir)?;
+    }
+    let options = RunOptions {
+        autopilot: request.autopilot.clone(),
+        log_dir: request.out.clone(),
+        isolation: request.isolation.clone(),
+        threads: Some(request.threads),
+    };
+    let fleet = Fleet::new(&fs, &options)
+        .map_err(|e| RunError::classified(classify(&e, true), e.to_string()))?;
+    Ok(PreparedFleet { request, fs, fleet })
+}
+
+impl PreparedFleet {
+    pub fn header(&self) -> FleetHeader {
+        FleetHeader::of(&self.request.scenario, &self.fs, &self.request.autopilot)
+    }
+
+    /// A signal number stored in `flag` stops the fleet at its next sync
+    /// boundary.
+    pub fn interrupt_on(&mut self, flag: Arc<AtomicUsize>) {
+        self.fleet.interrupt_on(flag);
+    }
+
+    /// Flies the fleet to its end (or the first error), then writes the
+    /// summary.
+    pub fn run(mut self) -> FleetReport {
+        let started = Instant::now();
+        let result = self.fleet.run();
+        let wall = started.elapsed().as_secs_f64();
+        let ending: Ending = match result {
+            Ok(s) => Ok(FleetResult {
+                vehicles: s
+                    .vehicles
+                    .iter()
+                    .map(|(n, sum)| (n.clone(), Some(VehicleOutcome::of(sum))))
+                    .collect(),
+                encounters: s.encounters,
+                encounters_dropped: s.encounters_dropped,
+                closest: s.closest,
+                collisions: s.collisions,
+            }),
+            Err(e) => Err((e.to_string(), classify(&e, false))),
+        };
+        let out = self.request.out.as_deref();
+        let mut report = FleetReport::new(
+            &self.request.scenario,
+            &self.fs,
+            out,
+            FleetRun::Threads {
+                threads: self.request.threads,
+            },
+            self.fleet.now().0,
+            wall,
+            ending,
+        );
+        report.write_summary(out);
+        report
+    }
+}

@@ -1,0 +1,333 @@
+//! A flight of one vehicle: the scenario with its overrides, the outputs
+//! the request names (an out directory gives the log, the plots and the
+//! summary their places), their preconditions checked before the engine is
+//! built, the flight, the exports after it, and a typed [`FlightReport`].
+//!
+//! Two steps, so a front end can say what is about to fly: [`prepare`]
+//! (everything that can be refused is refused here) and
+//! [`Prepared::fly`]; [`fly`] does both.
+
+mod report;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+use std::time::Instant;
+
+use lockstep_abi::Isolation;
+use lockstep_harness::engine::{Engine, EngineError};
+use lockstep_harness::inputs::scenario::{Override, Scenario};
+use lockstep_harness::io::log_meta::sidecar_path;
+use lockstep_harness::outcome::class::{self, ErrorClass};
+use lockstep_harness::outcome::report::{FinalState, VerdictReport};
+use lockstep_harness::outcome::{Summary, class::EXIT_SUCCESS};
+
+pub use report::{FlightReport, LogReport, Outcome, REPORT_VERSION, real_time_factor};
+
+use crate::RunError;
+use crate::outputs::{check_against_inputs, make_dir, scenario_inputs};
+
+/// What to fly and what to write.
+#[derive(Debug, Clone)]
+pub struct FlightRequest {
+    pub scenario: PathBuf,
+    pub autopilot: PathBuf,
+    /// Applied to the scenario's keys before validation, in order.
+    pub overrides: Vec<Override>,
+    pub outputs: FlightOutputs,
+    pub isolation: Isolation,
+}
+
+/// The files a flight writes. With `out`, the log (when the scenario has a
+/// `log` cadence and no `log` is given) is `out/log.csv`, the plots
+/// `out/flight.png` and `.svg`, and the report `out/summary.json`.
+#[derive(Debug, Clone, Default)]
+pub struct FlightOutputs {
+    /// The CSV log (needs a `log` cadence).
+    pub log: Option<PathBuf>,
+    /// The plant's inputs at every boundary, for a replay.
+    pub record: Option<PathBuf>,
+    /// The log again as ULog (needs a log).
+    pub ulog: Option<PathBuf>,
+    /// Plots of the log as `<stem>.png` and `<stem>.svg` (needs a log).
+    pub plot: Option<PathBuf>,
+    /// A directory for everything the run writes.
+    pub out: Option<PathBuf>,
+}
+
+/// What is about to fly, for a front end to say so.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlightHeader {
+    pub scenario: PathBuf,
+    pub description: Option<String>,
+    pub autopilot: PathBuf,
+    pub isolated: bool,
+    pub vehicle: String,
+    pub rotors: usize,
+    pub seed: u64,
+    pub duration_us: u64,
+}
+
+/// A flight built and ready: the engine is built (library loaded and
+/// validated, outputs opened).
+pub struct Prepared {
+    request: FlightRequest,
+    scenario: Scenario,
+    engine: Engine,
+    log: Option<PathBuf>,
+    plot: Option<PathBuf>,
+    summary: Option<PathBuf>,
+    isolated: bool,
+}
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared")
+            .field("scenario", &self.request.scenario)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Flies `request`, reporting progress (simulated µs) to `observe`.
+pub fn fly(request: FlightRequest, observe: impl FnMut(u64)) -> Result<FlightReport, RunError> {
+    Ok(prepare(request)?.fly(observe))
+}
+
+/// Loads the scenario, derives and checks the outputs, builds the engine.
+pub fn prepare(request: FlightRequest) -> Result<Prepared, RunError> {
+    let config = RunError::configuration;
+    let s = Scenario::load_with(&request.scenario, &request.overrides)
+        .map_err(|e| config(e.to_string()))?;
+    let o = &request.outputs;
+    let has_log_cadence = s.cadence("log").is_some();
+    let mut log = o.log.clone();
+    let mut summary = None;
+    let mut plot = o.plot.clone();
+    if let Some(dir) = &o.out {
+        make_dir("--out", dir)?;
+        if log.is_none() && has_log_cadence {
+            log = Some(dir.join("log.csv"));
+        }
+        summary = Some(dir.join("summary.json"));
+        if plot.is_none() && has_log_cadence {
+            plot = Some(dir.join("flight"));
+        }
+    }
+    let sidecar = log.as_deref().map(sidecar_path);
+    let plot_files: Vec<PathBuf> = plot
+        .iter()
+        .flat_map(|stem| lockstep_plot::output_files(stem))
+        .collect();
+    let outputs: Vec<(&str, &Path)> = [
+        ("--log", log.as_deref()),
+        ("a plot", plot_files.first().map(PathBuf::as_path)),
+        ("a plot", plot_files.get(1).map(PathBuf::as_path)),
+        ("the log's sidecar", sidecar.as_deref()),
+        ("--record", o.record.as_deref()),
+        ("--ulog", o.ulog.as_deref()),
+        ("the summary", summary.as_deref()),
+    ]
+    .into_iter()
+    .filter_map(|(w, p)| p.map(|p| (w, p)))
+    .collect();
+    let inputs = scenario_inputs(&request.scenario, &request.autopilot, &s);
+    check_against_inputs(&inputs, &outputs)?;
+    if o.plot.is_some() && (log.is_none() || !has_log_cadence) {
+        return Err(config(
+            "--plot needs a log: give --log or --out, and a `log` cadence under [cadences] \
+             (or --set cadences.log.rate_hz=10)"
+                .into(),
+        ));
+    }
+    if o.ulog.is_some() && (log.is_none() || !has_log_cadence) {
+        return Err(config(
+            "--ulog needs a log: give --log or --out, and a `log` cadence under [cadences] \
+             (or --set cadences.log.rate_hz=100)"
+                .into(),
+        ));
+    }
+    if o.log.is_some() && !has_log_cadence {
+        return Err(config(format!(
+            "--log given but {} has no `log` cadence under [cadences] (add one, or --set \
+             cadences.log.rate_hz=10)",
+            request.scenario.display()
+        )));
+    }
+    let autopilot = request.autopilot.as_path();
+    let mut engine = Engine::with_isolation(&s, autopilot, log.as_deref(), &request.isolation)
+        .map_err(|e| {
+            let mut r = RunError::classified(class::classify_build(&e), e.to_string());
+            if matches!(e, EngineError::Abi(_))
+                && !r.message.contains(&autopilot.display().to_string())
+            {
+                r.context
+                    .push(format!("autopilot library: {}", autopilot.display()));
+            }
+            r
+        })?;
+    if let Some(r) = &o.record {
+        engine.record_to(r).map_err(|e| config(e.to_string()))?;
+    }
+    // Read before the run: closing the instance at its end forgets it.
+    let isolated = engine.autopilot().is_isolated();
+    Ok(Prepared {
+        request,
+        scenario: s,
+        engine,
+        log,
+        plot,
+        summary,
+        isolated,
+    })
+}
+
+impl Prepared {
+    /// What is about to fly.
+    pub fn header(&self) -> FlightHeader {
+        FlightHeader {
+            scenario: self.request.scenario.clone(),
+            description: self.scenario.description.clone(),
+            autopilot: self.request.autopilot.clone(),
+            isolated: self.isolated,
+            vehicle: self.engine.plant().name.clone(),
+            rotors: self.engine.plant().rotors.len(),
+            seed: self.scenario.seed,
+            duration_us: self.scenario.duration.0,
+        }
+    }
+
+    /// A signal number stored in `flag` stops the flight at its next
+    /// boundary (everything up to there is written).
+    pub fn interrupt_on(&mut self, flag: Arc<AtomicUsize>) {
+        self.engine.interrupt_on(flag);
+    }
+
+    /// Flies to the end (or the first error), then writes the exports and
+    /// the summary; `observe` sees the simulated time now and then.
+    pub fn fly(mut self, mut observe: impl FnMut(u64)) -> FlightReport {
+        let started = Instant::now();
+        let result = self.engine.run_observed(|t| observe(t.0));
+        let wall = started.elapsed().as_secs_f64();
+        let mut report = self.report(&result, wall);
+        self.write_exports(&mut report);
+        if let Some(f) = &self.summary
+            && let Err(e) = std::fs::write(f, format!("{}\n", report.to_json()))
+        {
+            report
+                .output_errors
+                .push(format!("cannot write the summary {}: {e}", f.display()));
+            report.exit_status = ErrorClass::RunFailure.exit_status(None);
+            report.error_class = Some(ErrorClass::RunFailure);
+        }
+        report
+    }
+
+    fn report(&self, result: &Result<Summary, EngineError>, wall: f64) -> FlightReport {
+        let engine = &self.engine;
+        let log_failed = matches!(result, Err(EngineError::Log(_)));
+        let log = match (&self.log, engine.log()) {
+            (Some(l), Some(flog)) => Some(LogReport {
+                path: l.display().to_string(),
+                rows: flog.rows(),
+                last_time_us: flog.last_time_us(),
+                complete: !log_failed,
+            }),
+            _ => None,
+        };
+        let (class, outcome, error) = match result {
+            Ok(sum) if sum.verdict.passed() => (None, Outcome::Completed, None),
+            Ok(_) => (
+                Some(class::Classified {
+                    class: ErrorClass::ExpectationFailed,
+                    part: class::Part::Input,
+                    signal: None,
+                }),
+                Outcome::Completed,
+                None,
+            ),
+            Err(e) => {
+                let c = class::classify(e);
+                let outcome = if c.class == ErrorClass::Interrupted {
+                    Outcome::Interrupted
+                } else {
+                    Outcome::Stopped
+                };
+                (Some(c), outcome, Some(e.to_string()))
+            }
+        };
+        let (timeline, timeline_dropped) = match result {
+            Ok(sum) => (sum.timeline.clone(), sum.timeline_dropped),
+            Err(_) => engine.timeline(),
+        };
+        let simulated_us = match result {
+            Ok(sum) => sum.end.0,
+            Err(_) => engine.now().0,
+        };
+        FlightReport {
+            report_version: REPORT_VERSION,
+            scenario: self.request.scenario.display().to_string(),
+            description: self.scenario.description.clone(),
+            overrides: self.request.overrides.clone(),
+            autopilot: self.request.autopilot.display().to_string(),
+            isolated: self.isolated,
+            vehicle: engine.plant().name.clone(),
+            rotors: engine.plant().rotors.len(),
+            seed: self.scenario.seed,
+            outcome,
+            error,
+            error_class: class.map(|c| c.class),
+            exit_status: class.map_or(EXIT_SUCCESS, class::Classified::exit_status),
+            simulated_us,
+            boundaries: result.as_ref().map_or(0, |s| s.boundaries),
+            wall_time_s: wall,
+            real_time_factor: real_time_factor(simulated_us, wall),
+            final_state: result.as_ref().ok().map(FinalState::of),
+            log,
+            recording: self
+                .request
+                .outputs
+                .record
+                .as_ref()
+                .map(|r| r.display().to_string()),
+            plots: Vec::new(),
+            ulog: None,
+            // Kept by the log's writer as it wrote (none when writing failed).
+            digest: engine.log().and_then(|l| l.digest()),
+            verdict: result.as_ref().ok().map(VerdictReport::of),
+            timeline,
+            timeline_dropped,
+            output_errors: Vec::new(),
+        }
+    }
+
+    /// The ULog export and the plots, from the log as written; a failure is
+    /// an output error (and a run failure when the flight itself succeeded).
+    fn write_exports(&self, report: &mut FlightReport) {
+        let Some(log) = report.log.as_ref().map(|l| PathBuf::from(&l.path)) else {
+            return;
+        };
+        let mut failed = false;
+        if let Some(u) = &self.request.outputs.ulog {
+            match lockstep_harness::io::ulog::export(&log, u) {
+                Ok(_) => report.ulog = Some(u.display().to_string()),
+                Err(e) => {
+                    report.output_errors.push(format!("--ulog: {e}"));
+                    failed = true;
+                }
+            }
+        }
+        if let Some(stem) = &self.plot {
+            match crate::plots::draw(&log, stem) {
+                Ok(files) => report.plots = files.iter().map(|f| f.display().to_string()).collect(),
+                Err(e) => {
+                    report.output_errors.push(format!("plots: {e}"));
+                    failed = true;
+                }
+            }
+        }
+        if failed && report.exit_status == EXIT_SUCCESS {
+            report.exit_status = ErrorClass::RunFailure.exit_status(None);
+            report.error_class = Some(ErrorClass::RunFailure);
+        }
+    }
+}

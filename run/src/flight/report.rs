@@ -1,0 +1,114 @@
+//! What a flight did, as one value: the CLI prints it as text or as one
+//! JSON object (`lockstep fly --json`) and writes it as `summary.json`; the C
+//! ABI returns the same JSON; Python gets it as a dict.
+
+use lockstep_harness::inputs::scenario::Override;
+use lockstep_harness::outcome::class::ErrorClass;
+use lockstep_harness::outcome::journal::Entry;
+use lockstep_harness::outcome::report::{FinalState, VerdictReport};
+use serde::{Deserialize, Serialize};
+
+/// The report's format version (the JSON's `report_version`).
+pub const REPORT_VERSION: u32 = 1;
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The run reached its planned end (the verdict says whether it met
+    /// its expectations).
+    Completed,
+    /// An error stopped it (`error` says which).
+    Stopped,
+    /// SIGINT or SIGTERM stopped it.
+    Interrupted,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LogReport {
+    pub path: String,
+    pub rows: u64,
+    pub last_time_us: Option<u64>,
+    /// False when writing it failed (the rows on disk are whole).
+    pub complete: bool,
+}
+
+/// One flight, as `fly` reports it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlightReport {
+    pub report_version: u32,
+    pub scenario: String,
+    pub description: Option<String>,
+    /// The overrides applied to the scenario before it was validated, in
+    /// the order they applied (`--seed`, `--set`, a Python keyword...).
+    pub overrides: Vec<Override>,
+    pub autopilot: String,
+    pub isolated: bool,
+    pub vehicle: String,
+    pub rotors: usize,
+    pub seed: u64,
+    pub outcome: Outcome,
+    /// The error that stopped the run, if any.
+    pub error: Option<String>,
+    /// What kind of failure the exit status stands for (`None`: success).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_class: Option<ErrorClass>,
+    /// The process's exit status.
+    pub exit_status: u8,
+    /// Simulated time reached, µs.
+    pub simulated_us: u64,
+    pub boundaries: u64,
+    pub wall_time_s: f64,
+    /// Simulated time over wall time.
+    pub real_time_factor: f64,
+    /// Present when the run completed.
+    pub final_state: Option<FinalState>,
+    pub log: Option<LogReport>,
+    pub recording: Option<String>,
+    /// The plots drawn (PNG and SVG).
+    pub plots: Vec<String>,
+    /// The ULog export, when one was written.
+    pub ulog: Option<String>,
+    /// `sha256:<hex>` of the log file, when there is one.
+    pub digest: Option<String>,
+    /// Present when the run completed.
+    pub verdict: Option<VerdictReport>,
+    pub timeline: Vec<Entry>,
+    pub timeline_dropped: u64,
+    /// Outputs that could not be written after the flight (the ULog, the
+    /// plots, the summary), each with its reason; the exit status counts
+    /// them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub output_errors: Vec<String>,
+}
+
+impl FlightReport {
+    /// The verdict passed (`false` when the run did not complete).
+    pub fn passed(&self) -> bool {
+        self.verdict.as_ref().is_some_and(|v| v.passed)
+    }
+
+    /// The report as the JSON text `--json` prints and `summary.json` holds.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a report serializes")
+    }
+}
+
+/// Simulated over wall time; 0 when no wall time passed (a run of
+/// nothing), never infinite or NaN (JSON has neither).
+pub fn real_time_factor(simulated_us: u64, wall_s: f64) -> f64 {
+    let r = simulated_us as f64 * 1e-6 / wall_s;
+    if r.is_finite() { r } else { 0.0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_real_time_factor_is_always_a_number() {
+        assert_eq!(real_time_factor(2_000_000, 0.5), 4.0);
+        assert_eq!(real_time_factor(2_000_000, 0.0), 0.0);
+        assert_eq!(real_time_factor(0, 0.0), 0.0);
+    }
+}

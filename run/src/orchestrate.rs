@@ -1,0 +1,237 @@
+//! An orchestrated run of models (a delivery fleet file; seed 004): the
+//! order stream, no-fly zones, dispatcher, swap station, KPI collector and
+//! vehicles, some in processes of their own ([`Elsewhere`]); `summary.json`
+//! (and `trace.jsonl`) in the out directory, as a typed
+//! [`OrchestrateReport`]. A model can also be served to a run elsewhere
+//! ([`host`]).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use lockstep_abi::Isolation;
+use lockstep_delivery::{FleetFile, make_model};
+use lockstep_harness::engine::RunOptions;
+use lockstep_harness::outcome::class::ErrorClass;
+use lockstep_orchestrator::{Model, Stats, TimelineInfo};
+use serde::{Deserialize, Serialize};
+
+use crate::RunError;
+use crate::hosts::{ChildSetup, Elsewhere, HostKind};
+use crate::net::Network;
+
+/// An orchestrated run to make.
+#[derive(Debug, Clone)]
+pub struct OrchestrateRequest {
+    /// The fleet file (TOML: `[timeline]`, `[[models]]`).
+    pub fleet: PathBuf,
+    /// The autopilot of vehicles whose entry names none.
+    pub autopilot: PathBuf,
+    /// Where `summary.json` (and `trace.jsonl`) go [default: `<fleet's
+    /// stem>.orchestrate` in the working directory].
+    pub out: Option<PathBuf>,
+    pub isolation: Isolation,
+    /// Threads a cascade's pass is called on [default: the file's, else
+    /// the cores].
+    pub threads: Option<usize>,
+    /// Also write every model call to `trace.jsonl`.
+    pub trace: bool,
+    /// Models served by processes of their own.
+    pub elsewhere: Elsewhere,
+}
+
+/// An orchestrated run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OrchestrateReport {
+    pub fleet: String,
+    pub description: Option<String>,
+    pub timeline: TimelineInfo,
+    pub seed: u64,
+    pub threads: usize,
+    /// Models run in child processes, and models reached elsewhere.
+    pub processes: Vec<String>,
+    pub remote: Vec<String>,
+    /// The last timestamp processed.
+    pub last_timestamp: u64,
+    pub stats: Stats,
+    pub wall_s: f64,
+    pub calls_per_s: f64,
+    /// What ended the run early, if anything.
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_class: Option<ErrorClass>,
+    pub exit_status: u8,
+    /// What each model said at the end.
+    pub models: BTreeMap<String, serde_json::Value>,
+    /// Outputs that could not be written (the summary, the trace).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub output_errors: Vec<String>,
+}
+
+impl OrchestrateReport {
+    /// The report as the JSON text `--json` prints and `summary.json` holds.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a report serializes")
+    }
+
+    /// Simulated seconds reached.
+    pub fn simulated_s(&self) -> f64 {
+        self.timeline.micros(self.last_timestamp) as f64 * 1e-6
+    }
+}
+
+impl OrchestrateRequest {
+    /// The output directory: the one given, else `<fleet's
+    /// stem>.orchestrate` in the working directory.
+    pub fn out_dir(&self) -> PathBuf {
+        self.out.clone().unwrap_or_else(|| {
+            let stem = self
+                .fleet
+                .file_stem()
+                .map_or("fleet".into(), |s| s.to_string_lossy().into_owned());
+            PathBuf::from(format!("{stem}.orchestrate"))
+        })
+    }
+}
+
+/// Runs the fleet file's models to the end of the timeline (or the first
+/// failure) and writes the summary (and the trace). `notice` hears lines
+/// for the user (processes started, models awaited).
+pub fn run(
+    request: OrchestrateRequest,
+    notice: &dyn Fn(&str),
+) -> Result<OrchestrateReport, RunError> {
+    let config = RunError::configuration;
+    let ff = FleetFile::load(&request.fleet).map_err(|e| config(e.to_string()))?;
+    let names: Vec<&str> = ff.models.iter().map(|m| m.name.as_str()).collect();
+    let e = &request.elsewhere;
+    e.check_names(&request.fleet, "model", &names)
+        .map_err(config)?;
+    let out = request.out_dir();
+    std::fs::create_dir_all(&out)
+        .map_err(|e| config(format!("cannot create {}: {e}", out.display())))?;
+    let options = RunOptions {
+        autopilot: request.autopilot.clone(),
+        isolation: request.isolation.clone(),
+        log_dir: None,
+        threads: request.threads,
+    };
+    let threads = options.threads_or(ff.threads);
+    let mut hosts = if e.is_empty() {
+        None
+    } else {
+        let kind = HostKind {
+            verb: "orchestrate",
+            host_command: "model-host",
+            name_flag: "--model",
+            what: "model",
+        };
+        let child = ChildSetup {
+            file: &ff.path,
+            autopilot: &request.autopilot,
+            isolation: &request.isolation,
+            out: None,
+        };
+        Some(crate::hosts::open(e, kind, child, notice).map_err(config)?)
+    };
+    let mut models: Vec<(String, Box<dyn Model>)> = Vec::with_capacity(ff.models.len());
+    for d in &ff.models {
+        let m = match &mut hosts {
+            Some(h) if e.has(&d.name) => remote_model(h, &d.name),
+            _ => make_model(&ff, d, &options).map_err(|e| e.to_string()),
+        };
+        match m {
+            Ok(m) => models.push((d.name.clone(), m)),
+            Err(e) => return Err(config(format!("model `{}`: {e}", d.name))),
+        }
+    }
+    let r = lockstep_delivery::run(&ff, threads, models, request.trace)
+        .map_err(|e| config(e.to_string()))?;
+    if let Some(h) = &mut hosts {
+        h.end(r.error.is_none());
+    }
+    let class = r.error.as_ref().map(|_| ErrorClass::RunFailure);
+    let mut report = OrchestrateReport {
+        fleet: ff.path.display().to_string(),
+        description: ff.description.clone(),
+        timeline: ff.info,
+        seed: ff.seed,
+        threads,
+        processes: e.process.clone(),
+        remote: e.remote.clone(),
+        last_timestamp: r.last_timestamp,
+        stats: r.stats,
+        wall_s: r.wall_s,
+        calls_per_s: r.calls_per_s(),
+        error: r.error.clone(),
+        error_class: class,
+        exit_status: class.map_or(0, |c| c.exit_status(None)),
+        models: r.models.iter().cloned().collect(),
+        output_errors: Vec::new(),
+    };
+    let mut failed = Vec::new();
+    if let Err(e) = crate::write_summary(&out, &report.to_json()) {
+        failed.push(e);
+    }
+    if request.trace {
+        let mut lines = String::new();
+        for c in &r.trace {
+            lines.push_str(&serde_json::to_string(c).expect("a call is JSON"));
+            lines.push('\n');
+        }
+        let p = out.join("trace.jsonl");
+        if let Err(e) = std::fs::write(&p, lines) {
+            failed.push(format!("cannot write {}: {e}", p.display()));
+        }
+    }
+    if !failed.is_empty() {
+        report.output_errors = failed;
+        report.error_class = Some(ErrorClass::RunFailure);
+        report.exit_status = ErrorClass::RunFailure.exit_status(None);
+    }
+    Ok(report)
+}
+
+/// Model `name` served by another process.
+#[cfg(feature = "distributed")]
+fn remote_model(h: &mut crate::hosts::Hosts, name: &str) -> Result<Box<dyn Model>, String> {
+    lockstep_delivery::process::model(h, name)
+}
+
+#[cfg(not(feature = "distributed"))]
+fn remote_model(_: &mut crate::hosts::Hosts, _: &str) -> Result<Box<dyn Model>, String> {
+    Err(crate::net::NO_NETWORK.into())
+}
+
+/// One model of a fleet file served to a run elsewhere.
+#[derive(Debug, Clone)]
+pub struct HostRequest {
+    pub fleet: PathBuf,
+    pub model: String,
+    pub autopilot: PathBuf,
+    pub isolation: Isolation,
+    pub net: Network,
+}
+
+/// Serves one model until the run finishes, its caller leaves, or none
+/// comes within the network's wait.
+pub fn host(request: HostRequest) -> Result<(), RunError> {
+    let ff = FleetFile::load(&request.fleet).map_err(|e| RunError::configuration(e.to_string()))?;
+    let options = RunOptions {
+        autopilot: request.autopilot.clone(),
+        isolation: request.isolation.clone(),
+        log_dir: None,
+        threads: Some(1),
+    };
+    serve(&ff, &request.model, &options, &request.net)
+        .map_err(|e| RunError::run_failure(format!("model `{}`: {e}", request.model)))
+}
+
+#[cfg(feature = "distributed")]
+fn serve(ff: &FleetFile, name: &str, o: &RunOptions, net: &Network) -> Result<(), String> {
+    lockstep_delivery::process::host(ff, name, o, &crate::hosts::serving(net), net.wait())
+}
+
+#[cfg(not(feature = "distributed"))]
+fn serve(_: &FleetFile, _: &str, _: &RunOptions, _: &Network) -> Result<(), String> {
+    Err(crate::hosts::refuse_serving())
+}
