@@ -6,9 +6,14 @@
  * the CSV log to LOG if given), printing the true state every second as
  *   state T_US X Y Z VX VY VZ QW QX QY QZ P Q R
  * (each double with 17 significant digits: exactly), then the last
- * actuator outputs, battery and estimate, then walks the error paths (a
- * wrong struct size, NULL, an unknown command, stepping after the end, a
- * double free, a stale and a never-created handle) and prints "ok". */
+ * actuator outputs, battery and estimate, then the run's verdict
+ *   verdict passed=P outcome=O class=C exit=E crashes=N checks=K failed=F
+ * and its report (the JSON `lockstep fly --json` prints) as
+ *   report BYTES {...}
+ * then walks the error paths (a wrong struct size, NULL, an unknown
+ * command, a verdict before the end, stepping after the end, a double
+ * free, a stale and a never-created handle) and prints "ok". The exit
+ * status is the verdict's, as `lockstep fly` gives it. */
 #include "common.h"
 
 #include <stdint.h>
@@ -60,7 +65,25 @@ int main(int argc, char **argv) {
   CHECK(lockstep_sim_estimate(sim, &est));
   printf("estimate t=%llu position %.3f %.3f %.3f\n", (unsigned long long)est.timestamp_us,
          est.position_ned_m[0], est.position_ned_m[1], est.position_ned_m[2]);
+  /* The verdict is the end's: not before it. */
+  lockstep_verdict verdict = {.size = sizeof verdict};
+  EXPECT(lockstep_sim_verdict(sim, &verdict), LOCKSTEP_ERR_NOT_ENDED);
   CHECK(lockstep_sim_finish(sim));
+  CHECK(lockstep_sim_verdict(sim, &verdict));
+  printf("verdict passed=%" PRIu32 " outcome=%" PRIu32 " class=%" PRIu32 " exit=%" PRIu32
+         " crashes=%" PRIu32 " checks=%" PRIu32 " failed=%" PRIu32 " simulated_us=%llu\n",
+         verdict.passed, verdict.outcome, verdict.error_class, verdict.exit_status,
+         verdict.crashes, verdict.checks, verdict.checks_failed,
+         (unsigned long long)verdict.simulated_us);
+  /* The report: ask its length, then read it. */
+  size_t report_len = 0;
+  EXPECT(lockstep_sim_report(sim, NULL, 0, &report_len), LOCKSTEP_ERR_BUFFER);
+  char *report = malloc(report_len + 1);
+  if (report == NULL) return 1;
+  CHECK(lockstep_sim_report(sim, report, report_len + 1, &report_len));
+  printf("report %zu %s\n", report_len, report);
+  free(report);
+  int status = (int)verdict.exit_status;
 
   /* The error paths: each a status, none undefined behaviour. */
   uint64_t done = 0;
@@ -85,5 +108,5 @@ int main(int argc, char **argv) {
   EXPECT(lockstep_sim_new_from_file("no/such/scenario.toml", &options, &sim),
          LOCKSTEP_ERR_CONFIG);
   printf("ok\n");
-  return 0;
+  return status;
 }

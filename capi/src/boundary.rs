@@ -50,6 +50,9 @@ pub enum lockstep_status {
     /// A bug: the library panicked. The call did nothing else; the handle
     /// is unusable.
     LOCKSTEP_ERR_PANIC = -14,
+    /// The run has not ended: what is asked is known at its end (run it to
+    /// its end, or end it with `lockstep_sim_finish`).
+    LOCKSTEP_ERR_NOT_ENDED = -15,
 }
 
 use lockstep_status::*;
@@ -194,6 +197,7 @@ pub extern "C" fn lockstep_status_name(status: i32) -> *const c_char {
         -12 => "LOCKSTEP_ERR_FAILED\0",
         -13 => "LOCKSTEP_ERR_UNSUPPORTED\0",
         -14 => "LOCKSTEP_ERR_PANIC\0",
+        -15 => "LOCKSTEP_ERR_NOT_ENDED\0",
         _ => "LOCKSTEP_UNKNOWN_STATUS\0",
     };
     name.as_ptr().cast()
@@ -322,23 +326,21 @@ pub(crate) fn finite(values: &[f64], what: &str) -> Outcome {
 
 use lockstep_harness::engine::EngineError;
 
-/// An engine error as a status and message.
+/// An engine error as a status and message: the status names the part
+/// that failed, as the one classification says
+/// ([`lockstep_harness::outcome::class`]).
 pub(crate) fn engine_failure(e: &EngineError) -> Failure {
-    let status = match e {
-        EngineError::Abi(_) => LOCKSTEP_ERR_AUTOPILOT,
-        EngineError::Spec(_)
-        | EngineError::Mission(_)
-        | EngineError::Config(_)
-        | EngineError::Invalid { .. } => LOCKSTEP_ERR_CONFIG,
-        EngineError::Integrator(_) => LOCKSTEP_ERR_PLANT,
-        EngineError::Log(_) | EngineError::Record(_) => LOCKSTEP_ERR_IO,
-        EngineError::RecordTooLate { .. }
-        | EngineError::HostTruth { .. }
-        | EngineError::State(_) => LOCKSTEP_ERR_ARGUMENT,
-        EngineError::Ended { .. } => LOCKSTEP_ERR_ENDED,
-        EngineError::HostTime { .. } => LOCKSTEP_ERR_TIME,
-        EngineError::HostOwnsPlant { .. } => LOCKSTEP_ERR_UNSUPPORTED,
-        EngineError::Interrupted { .. } => LOCKSTEP_ERR_FAILED,
+    use lockstep_harness::outcome::class::{Part, classify};
+    let status = match classify(e).part {
+        Part::Input => LOCKSTEP_ERR_CONFIG,
+        Part::Argument => LOCKSTEP_ERR_ARGUMENT,
+        Part::Autopilot => LOCKSTEP_ERR_AUTOPILOT,
+        Part::Plant => LOCKSTEP_ERR_PLANT,
+        Part::Output => LOCKSTEP_ERR_IO,
+        Part::Time => LOCKSTEP_ERR_TIME,
+        Part::Ended => LOCKSTEP_ERR_ENDED,
+        Part::Unsupported => LOCKSTEP_ERR_UNSUPPORTED,
+        Part::Signal => LOCKSTEP_ERR_FAILED,
     };
     Failure::new(status, e.to_string())
 }

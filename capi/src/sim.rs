@@ -6,8 +6,12 @@
 use std::ffi::c_char;
 
 use lockstep_harness::Micros;
+use std::time::{Duration, Instant};
+
 use lockstep_harness::engine::{Engine, EngineError};
 use lockstep_harness::inputs::mission::Mission;
+use lockstep_harness::outcome::Summary;
+use lockstep_run::flight::{FlightReport, ReportContext, report};
 
 use crate::boundary::*;
 use crate::options::{Setup, scenario_file, scenario_text, setup};
@@ -26,6 +30,12 @@ pub(crate) struct Sim {
     /// The run was ended (log flushed, autopilot destroyed, recording
     /// closed): by `lockstep_sim_finish`, or by a failed step.
     finished: bool,
+    /// How the run ended, once it has (for its verdict and report).
+    ending: Option<Result<Summary, EngineError>>,
+    /// What the report says besides what the engine knows.
+    context: ReportContext,
+    /// Wall time spent stepping.
+    stepping: Duration,
 }
 
 static SIMS: Registry<Sim> = Registry::new(1, "lockstep_sim");
@@ -41,9 +51,22 @@ fn create(
     if let Some(r) = &s.record {
         engine.record_to(r)?;
     }
+    let context = ReportContext {
+        scenario: scenario.file.display().to_string(),
+        description: scenario.description.clone(),
+        overrides: Vec::new(),
+        autopilot: s.autopilot.display().to_string(),
+        isolated: engine.autopilot().is_isolated(),
+        seed: scenario.seed,
+        log: s.log,
+        recording: s.record,
+    };
     let h = SIMS.insert(Sim {
         engine,
         finished: false,
+        ending: None,
+        context,
+        stepping: Duration::ZERO,
     })?;
     // SAFETY: `out` is non-NULL and, by the caller's promise, writable.
     unsafe { *out = std::ptr::without_provenance_mut(h) };
@@ -143,11 +166,13 @@ fn end(e: &mut Entry<Sim>, result: Result<(), EngineError>) -> Outcome {
         return Ok(());
     }
     e.value.finished = true;
-    e.value
-        .engine
-        .finish(result)
-        .map(|_| ())
-        .map_err(Failure::from)
+    let ending = e.value.engine.finish(result);
+    let outcome = match &ending {
+        Ok(_) => Ok(()),
+        Err(err) => Err(engine_failure(err)),
+    };
+    e.value.ending = Some(ending);
+    outcome
 }
 
 /// Processes up to `n` boundaries of the timeline (each tick of the finest
@@ -171,10 +196,20 @@ pub unsafe extern "C" fn lockstep_sim_step(
     with(sim, |e| {
         let out = non_null_mut(out_done, "out_done")?;
         usable(e)?;
+        let started = Instant::now();
         let mut done = 0;
-        while done < n && step_one(e)?.is_some() {
-            done += 1;
-        }
+        let stepped = loop {
+            if done == n {
+                break Ok(());
+            }
+            match step_one(e) {
+                Ok(Some(_)) => done += 1,
+                Ok(None) => break Ok(()),
+                Err(f) => break Err(f),
+            }
+        };
+        e.value.stepping += started.elapsed();
+        stepped?;
         if n > 0 && done == 0 {
             return Err(ended(e));
         }
@@ -225,10 +260,16 @@ pub unsafe extern "C" fn lockstep_sim_run_until(
         if time_us > now.0 && e.value.engine.next_time().is_none() {
             return Err(ended(e));
         }
+        let started = Instant::now();
+        let mut stepped = Ok(());
         while e.value.engine.next_time().is_some_and(|t| t.0 <= time_us) {
-            step_one(e)?;
+            if let Err(f) = step_one(e) {
+                stepped = Err(f);
+                break;
+            }
         }
-        Ok(())
+        e.value.stepping += started.elapsed();
+        stepped
     })
 }
 
@@ -541,6 +582,122 @@ pub unsafe extern "C" fn lockstep_sim_free(sim: *mut lockstep_sim) -> lockstep_s
             return Ok(());
         }
         end(&mut g, Ok(()))
+    })
+}
+
+/// The report of a run that has ended, as `lockstep fly --json` prints it.
+fn ended_report(e: &Entry<Sim>) -> Result<FlightReport, Failure> {
+    let Some(ending) = &e.value.ending else {
+        return Err(Failure::new(
+            lockstep_status::LOCKSTEP_ERR_NOT_ENDED,
+            format!(
+                "the run is at {} and has not ended: step it to its end ({}) or end it with \
+                 lockstep_sim_finish first",
+                lockstep_abi::at(e.value.engine.now().0),
+                lockstep_abi::at(e.value.engine.end().0)
+            ),
+        ));
+    };
+    Ok(report(
+        &e.value.context,
+        &e.value.engine,
+        ending,
+        e.value.stepping.as_secs_f64(),
+    ))
+}
+
+/// The verdict of a run that has ended (stepped to its end and finished,
+/// or stopped by an error): whether it passed its `[expect]` and how it
+/// ended, as `lockstep fly` reports it. `LOCKSTEP_ERR_NOT_ENDED` before
+/// the end: a run that reached its last boundary ends with
+/// `lockstep_sim_finish` (or `lockstep_sim_free`).
+///
+/// Thread-safe: calls on one handle are serialized.
+///
+/// # Safety
+/// `out` points to a `lockstep_verdict` with `size` set.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn lockstep_sim_verdict(
+    sim: *mut lockstep_sim,
+    out: *mut lockstep_verdict,
+) -> lockstep_status {
+    with(sim, |e| {
+        // The arguments first: a NULL or wrong-size struct says so whenever
+        // it is asked.
+        if out.is_null() {
+            return Err(null("out"));
+        }
+        // SAFETY: non-NULL; its first 4 bytes are the size of any version
+        // of the struct (the caller's promise).
+        check_size::<lockstep_verdict>(unsafe { *out.cast::<u32>() })?;
+        let r = ended_report(e)?;
+        let (crashes, checks, checks_failed) = match &r.verdict {
+            Some(v) => (
+                v.crashes.len(),
+                v.checks.len(),
+                v.checks.iter().filter(|c| !c.passed).count(),
+            ),
+            None => (0, 0, 0),
+        };
+        let verdict = lockstep_verdict {
+            size: size_of::<lockstep_verdict>() as u32,
+            outcome: match r.outcome {
+                lockstep_run::flight::Outcome::Completed => LOCKSTEP_OUTCOME_COMPLETED,
+                lockstep_run::flight::Outcome::Stopped => LOCKSTEP_OUTCOME_STOPPED,
+                lockstep_run::flight::Outcome::Interrupted => LOCKSTEP_OUTCOME_INTERRUPTED,
+            },
+            passed: u32::from(r.passed()),
+            error_class: match r.error_class {
+                None => LOCKSTEP_CLASS_NONE,
+                Some(lockstep_run::ErrorClass::Configuration) => LOCKSTEP_CLASS_CONFIGURATION,
+                Some(lockstep_run::ErrorClass::RunFailure) => LOCKSTEP_CLASS_RUN_FAILURE,
+                Some(lockstep_run::ErrorClass::ExpectationFailed) => {
+                    LOCKSTEP_CLASS_EXPECTATION_FAILED
+                }
+                Some(lockstep_run::ErrorClass::Interrupted) => LOCKSTEP_CLASS_INTERRUPTED,
+            },
+            exit_status: u32::from(r.exit_status),
+            crashes: crashes as u32,
+            checks: checks as u32,
+            checks_failed: checks_failed as u32,
+            simulated_us: r.simulated_us,
+        };
+        // SAFETY: the caller's promise on `out`.
+        unsafe { output(out, "out", verdict) }
+    })
+}
+
+/// The report of a run that has ended, as one JSON object: the same
+/// object `lockstep fly --json` prints (the scenario, autopilot, vehicle,
+/// seed, outcome, error and its class, exit status, simulated and wall
+/// time, final state, log and its digest, recording, verdict with every
+/// check, timeline). Copied with its NUL into `buf` of `len` bytes, its
+/// length without the NUL written to `out_len`; `LOCKSTEP_ERR_BUFFER` when
+/// it does not fit (`*out_len` is then the length needed, without the
+/// NUL). `LOCKSTEP_ERR_NOT_ENDED` before the run's end, as for
+/// `lockstep_sim_verdict`.
+///
+/// Thread-safe: calls on one handle are serialized.
+///
+/// # Safety
+/// `buf` is NULL or valid for `len` bytes; `out_len` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn lockstep_sim_report(
+    sim: *mut lockstep_sim,
+    buf: *mut c_char,
+    len: usize,
+    out_len: *mut usize,
+) -> lockstep_status {
+    with(sim, |e| {
+        non_null_mut(out_len, "out_len")?;
+        let json = serde_json::to_string(&ended_report(e)?).map_err(|err| {
+            Failure::new(
+                lockstep_status::LOCKSTEP_ERR_PANIC,
+                format!("the report did not serialize: {err}"),
+            )
+        })?;
+        // SAFETY: the caller's promises on `buf` and `out_len`.
+        unsafe { copy_message(&json, buf, len, out_len) }
     })
 }
 

@@ -176,6 +176,61 @@ impl Versioned for lockstep_fault {
     const NAME: &'static str = "lockstep_fault";
 }
 
+/// How a run ended (`lockstep_verdict.outcome`).
+/// It reached its planned end (its verdict says whether it met its
+/// expectations).
+pub const LOCKSTEP_OUTCOME_COMPLETED: u32 = 0;
+/// An error stopped it.
+pub const LOCKSTEP_OUTCOME_STOPPED: u32 = 1;
+/// A signal stopped it.
+pub const LOCKSTEP_OUTCOME_INTERRUPTED: u32 = 2;
+
+/// What kind of failure a run's status stands for
+/// (`lockstep_verdict.error_class`; the CLI's exit statuses, Python's
+/// exceptions).
+/// None: the run completed and met its expectations.
+pub const LOCKSTEP_CLASS_NONE: u32 = 0;
+/// An input was refused.
+pub const LOCKSTEP_CLASS_CONFIGURATION: u32 = 1;
+/// The autopilot, the plant or an output failed during the run.
+pub const LOCKSTEP_CLASS_RUN_FAILURE: u32 = 2;
+/// The run completed but its verdict failed (a crash, an `[expect]`
+/// condition not met).
+pub const LOCKSTEP_CLASS_EXPECTATION_FAILED: u32 = 3;
+/// A signal stopped it.
+pub const LOCKSTEP_CLASS_INTERRUPTED: u32 = 4;
+
+/// The verdict of a run that has ended: the same one `lockstep fly`
+/// prints and `lockstep_sim_report` gives as JSON.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct lockstep_verdict {
+    /// `sizeof(lockstep_verdict)`.
+    pub size: u32,
+    /// `LOCKSTEP_OUTCOME_*`.
+    pub outcome: u32,
+    /// 1 when the run completed, no crash counted against it and every
+    /// `[expect]` check was met.
+    pub passed: u32,
+    /// `LOCKSTEP_CLASS_*`.
+    pub error_class: u32,
+    /// The exit status `lockstep fly` gives the same run (0 success, 1 run
+    /// failure, 2 configuration, 3 expectation failed, 128 + a signal).
+    pub exit_status: u32,
+    /// Crashes the monitor detected (counted against the verdict unless
+    /// the scenario allows them).
+    pub crashes: u32,
+    /// The `[expect]` checks made, and how many of them failed.
+    pub checks: u32,
+    pub checks_failed: u32,
+    /// Simulated time reached.
+    pub simulated_us: u64,
+}
+
+impl Versioned for lockstep_verdict {
+    const NAME: &'static str = "lockstep_verdict";
+}
+
 /// Commands for `lockstep_sim_command` and `lockstep_bridge_command`.
 pub const LOCKSTEP_COMMAND_ARM: u32 = 1;
 pub const LOCKSTEP_COMMAND_DISARM: u32 = 2;

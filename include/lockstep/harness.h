@@ -80,6 +80,52 @@
 #define LOCKSTEP_ISOLATION_PROCESS 1
 
 /**
+ * How a run ended (`lockstep_verdict.outcome`).
+ * It reached its planned end (its verdict says whether it met its
+ * expectations).
+ */
+#define LOCKSTEP_OUTCOME_COMPLETED 0
+
+/**
+ * An error stopped it.
+ */
+#define LOCKSTEP_OUTCOME_STOPPED 1
+
+/**
+ * A signal stopped it.
+ */
+#define LOCKSTEP_OUTCOME_INTERRUPTED 2
+
+/**
+ * What kind of failure a run's status stands for
+ * (`lockstep_verdict.error_class`; the CLI's exit statuses, Python's
+ * exceptions).
+ * None: the run completed and met its expectations.
+ */
+#define LOCKSTEP_CLASS_NONE 0
+
+/**
+ * An input was refused.
+ */
+#define LOCKSTEP_CLASS_CONFIGURATION 1
+
+/**
+ * The autopilot, the plant or an output failed during the run.
+ */
+#define LOCKSTEP_CLASS_RUN_FAILURE 2
+
+/**
+ * The run completed but its verdict failed (a crash, an `[expect]`
+ * condition not met).
+ */
+#define LOCKSTEP_CLASS_EXPECTATION_FAILED 3
+
+/**
+ * A signal stopped it.
+ */
+#define LOCKSTEP_CLASS_INTERRUPTED 4
+
+/**
  * Commands for `lockstep_sim_command` and `lockstep_bridge_command`.
  */
 #define LOCKSTEP_COMMAND_ARM 1
@@ -208,6 +254,11 @@ enum lockstep_status
    * is unusable.
    */
   LOCKSTEP_ERR_PANIC = -14,
+  /**
+   * The run has not ended: what is asked is known at its end (run it to
+   * its end, or end it with `lockstep_sim_finish`).
+   */
+  LOCKSTEP_ERR_NOT_ENDED = -15,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -463,6 +514,49 @@ typedef struct lockstep_integrator_stats {
   uint64_t accepted_steps;
   uint64_t rejected_steps;
 } lockstep_integrator_stats;
+
+/**
+ * The verdict of a run that has ended: the same one `lockstep fly`
+ * prints and `lockstep_sim_report` gives as JSON.
+ */
+typedef struct lockstep_verdict {
+  /**
+   * `sizeof(lockstep_verdict)`.
+   */
+  uint32_t size;
+  /**
+   * `LOCKSTEP_OUTCOME_*`.
+   */
+  uint32_t outcome;
+  /**
+   * 1 when the run completed, no crash counted against it and every
+   * `[expect]` check was met.
+   */
+  uint32_t passed;
+  /**
+   * `LOCKSTEP_CLASS_*`.
+   */
+  uint32_t error_class;
+  /**
+   * The exit status `lockstep fly` gives the same run (0 success, 1 run
+   * failure, 2 configuration, 3 expectation failed, 128 + a signal).
+   */
+  uint32_t exit_status;
+  /**
+   * Crashes the monitor detected (counted against the verdict unless
+   * the scenario allows them).
+   */
+  uint32_t crashes;
+  /**
+   * The `[expect]` checks made, and how many of them failed.
+   */
+  uint32_t checks;
+  uint32_t checks_failed;
+  /**
+   * Simulated time reached.
+   */
+  uint64_t simulated_us;
+} lockstep_verdict;
 
 #ifdef __cplusplus
 extern "C" {
@@ -1114,6 +1208,41 @@ lockstep_status lockstep_sim_finish(struct lockstep_sim *sim);
  * As `lockstep_sim_step`.
  */
 lockstep_status lockstep_sim_free(struct lockstep_sim *sim);
+
+/**
+ * The verdict of a run that has ended (stepped to its end and finished,
+ * or stopped by an error): whether it passed its `[expect]` and how it
+ * ended, as `lockstep fly` reports it. `LOCKSTEP_ERR_NOT_ENDED` before
+ * the end: a run that reached its last boundary ends with
+ * `lockstep_sim_finish` (or `lockstep_sim_free`).
+ *
+ * Thread-safe: calls on one handle are serialized.
+ *
+ * # Safety
+ * `out` points to a `lockstep_verdict` with `size` set.
+ */
+lockstep_status lockstep_sim_verdict(struct lockstep_sim *sim, struct lockstep_verdict *out);
+
+/**
+ * The report of a run that has ended, as one JSON object: the same
+ * object `lockstep fly --json` prints (the scenario, autopilot, vehicle,
+ * seed, outcome, error and its class, exit status, simulated and wall
+ * time, final state, log and its digest, recording, verdict with every
+ * check, timeline). Copied with its NUL into `buf` of `len` bytes, its
+ * length without the NUL written to `out_len`; `LOCKSTEP_ERR_BUFFER` when
+ * it does not fit (`*out_len` is then the length needed, without the
+ * NUL). `LOCKSTEP_ERR_NOT_ENDED` before the run's end, as for
+ * `lockstep_sim_verdict`.
+ *
+ * Thread-safe: calls on one handle are serialized.
+ *
+ * # Safety
+ * `buf` is NULL or valid for `len` bytes; `out_len` is writable.
+ */
+lockstep_status lockstep_sim_report(struct lockstep_sim *sim,
+                                    char *buf,
+                                    size_t len,
+                                    size_t *out_len);
 
 /**
  * The message of the last error on this simulation, as

@@ -13,7 +13,7 @@ use lockstep::lockstep_status::{self, *};
 use lockstep::sim::*;
 use lockstep::*;
 
-use crate::common::{BUNDLED, SINGLE_INSTANCE, TempDir, broken, idle_scenario};
+use crate::common::{BUNDLED, LOCKSTEP, SINGLE_INSTANCE, TempDir, broken, idle_scenario};
 
 const HOST: &str = env!("CARGO_BIN_EXE_lockstep-autopilot-host");
 
@@ -99,6 +99,38 @@ fn actuators(sim: *mut lockstep_sim) -> lockstep_actuators {
     a
 }
 
+fn verdict(sim: *mut lockstep_sim) -> Result<lockstep_verdict, (lockstep_status, String)> {
+    let mut v = lockstep_verdict {
+        size: size_of::<lockstep_verdict>() as u32,
+        ..Default::default()
+    };
+    // SAFETY: a sized local struct.
+    match unsafe { lockstep_sim_verdict(sim, &mut v) } {
+        LOCKSTEP_OK => Ok(v),
+        s => Err((s, last_error())),
+    }
+}
+
+/// The report, read as a C host does: its length first, then the bytes.
+fn report(sim: *mut lockstep_sim) -> Result<serde_json::Value, (lockstep_status, String)> {
+    let mut n = 0;
+    // SAFETY: no buffer: the library writes only the length.
+    match unsafe { lockstep_sim_report(sim, std::ptr::null_mut(), 0, &mut n) } {
+        LOCKSTEP_ERR_BUFFER => {}
+        s => return Err((s, last_error())),
+    }
+    let mut buf = vec![0 as c_char; n + 1];
+    let mut written = 0;
+    // SAFETY: a buffer of n + 1 bytes and a local length.
+    let s = unsafe { lockstep_sim_report(sim, buf.as_mut_ptr(), buf.len(), &mut written) };
+    assert_eq!(s, LOCKSTEP_OK);
+    assert_eq!(written, n);
+    // SAFETY: the library wrote a NUL-terminated string into `buf`.
+    let text = unsafe { CStr::from_ptr(buf.as_ptr()) }.to_str().unwrap();
+    assert_eq!(text.len(), n);
+    Ok(serde_json::from_str(text).unwrap())
+}
+
 fn free(sim: *mut lockstep_sim) -> lockstep_status {
     // SAFETY: the library checks the handle.
     unsafe { lockstep_sim_free(sim) }
@@ -131,6 +163,21 @@ fn a_crash_in_the_isolated_autopilot_fails_the_handle_and_loses_nothing() {
     assert_eq!(rows, 1 + 500, "the header, then 0 to 4.99 s at 100 Hz");
     let meta = std::fs::read_to_string(dir.join("log.csv.json")).unwrap();
     assert!(meta.contains("\"complete\": true"), "{meta}");
+    // The verdict of the stopped run: a run failure, exit status 1.
+    let v = verdict(sim).unwrap();
+    assert_eq!(
+        (v.outcome, v.passed, v.error_class, v.exit_status),
+        (LOCKSTEP_OUTCOME_STOPPED, 0, LOCKSTEP_CLASS_RUN_FAILURE, 1)
+    );
+    assert_eq!(v.simulated_us, 5_000_000);
+    let r = report(sim).unwrap();
+    assert_eq!(r["outcome"], "stopped");
+    assert_eq!(r["error_class"], "run_failure");
+    assert_eq!(
+        r["error"],
+        "the autopilot was killed by signal SIGSEGV (segmentation fault) in step at t = 5.000000 s"
+    );
+    assert_eq!(r["log"]["rows"], 500);
     assert_eq!(free(sim), LOCKSTEP_OK);
     assert_eq!(free(sim), LOCKSTEP_ERR_HANDLE);
 }
@@ -453,11 +500,12 @@ fn status_names_and_message_buffers() {
         (-12, "LOCKSTEP_ERR_FAILED"),
         (-13, "LOCKSTEP_ERR_UNSUPPORTED"),
         (-14, "LOCKSTEP_ERR_PANIC"),
+        (-15, "LOCKSTEP_ERR_NOT_ENDED"),
         (1, "LOCKSTEP_UNKNOWN_STATUS"),
-        (-15, "LOCKSTEP_UNKNOWN_STATUS"),
+        (-16, "LOCKSTEP_UNKNOWN_STATUS"),
     ] {
         assert_eq!(name(code), n);
-        if (-14..=0).contains(&code) {
+        if (-15..=0).contains(&code) {
             assert_eq!(format!("{:?}", status_of(code)), n);
         }
     }
@@ -494,8 +542,104 @@ fn status_of(c: i32) -> lockstep_status {
         LOCKSTEP_ERR_FAILED,
         LOCKSTEP_ERR_UNSUPPORTED,
         LOCKSTEP_ERR_PANIC,
+        LOCKSTEP_ERR_NOT_ENDED,
     ]
     .into_iter()
     .find(|s| *s as i32 == c)
     .unwrap()
+}
+
+#[test]
+fn a_host_reads_the_verdict_of_a_run_that_missed_its_expectations() {
+    let dir = TempDir::new("capi-verdict");
+    let scenario = idle_scenario(dir.path(), "idle.toml", 1.0, 10);
+    // Idle on the ground, disarmed: `disarmed` holds, a finished mission
+    // does not, and neither does a charge that never fell below 1 (the
+    // avionics draw on it).
+    let text = std::fs::read_to_string(&scenario).unwrap()
+        + "[expect]\ndisarmed = true\nmission_finished = true\nmin_soc = 1.0\n";
+    std::fs::write(&scenario, text).unwrap();
+    let (o, _keep) = options(Path::new(BUNDLED), LOCKSTEP_ISOLATION_IN_PROCESS, None);
+    let sim = new_sim(&scenario, &o).unwrap();
+    step(sim, 100).unwrap();
+    // Before the end, neither the verdict nor the report.
+    // (The first boundary is t = 0: 100 of them reach 99 ms.)
+    let expected = "the run is at t = 0.099000 s and has not ended: step it to its end \
+                    (t = 1.000000 s) or end it with lockstep_sim_finish first";
+    assert_eq!(
+        verdict(sim).unwrap_err(),
+        (LOCKSTEP_ERR_NOT_ENDED, expected.to_string())
+    );
+    assert_eq!(
+        report(sim).unwrap_err(),
+        (LOCKSTEP_ERR_NOT_ENDED, expected.to_string())
+    );
+    // A wrong size and NULL are refused as everywhere.
+    let mut small = lockstep_verdict {
+        size: 8,
+        ..Default::default()
+    };
+    // SAFETY: a local struct whose size field says 8.
+    let wrong_size = unsafe { lockstep_sim_verdict(sim, &mut small) };
+    assert_eq!(wrong_size, LOCKSTEP_ERR_STRUCT_SIZE);
+    // SAFETY: NULL is checked.
+    let null_out = unsafe { lockstep_sim_verdict(sim, std::ptr::null_mut()) };
+    assert_eq!(null_out, LOCKSTEP_ERR_NULL);
+    // SAFETY: NULL out_len is checked.
+    let null_len =
+        unsafe { lockstep_sim_report(sim, std::ptr::null_mut(), 0, std::ptr::null_mut()) };
+    assert_eq!(null_len, LOCKSTEP_ERR_NULL);
+    while step(sim, 1000).is_ok() {}
+    // SAFETY: the handle is checked.
+    let finished = unsafe { lockstep_sim_finish(sim) };
+    assert_eq!(finished, LOCKSTEP_OK);
+    let v = verdict(sim).unwrap();
+    assert_eq!(
+        v,
+        lockstep_verdict {
+            size: size_of::<lockstep_verdict>() as u32,
+            outcome: LOCKSTEP_OUTCOME_COMPLETED,
+            passed: 0,
+            error_class: LOCKSTEP_CLASS_EXPECTATION_FAILED,
+            exit_status: 3,
+            crashes: 0,
+            checks: 3,
+            checks_failed: 2,
+            simulated_us: 1_000_000,
+        }
+    );
+    // The report is `lockstep fly --json`'s for the same scenario.
+    let r = report(sim).unwrap();
+    let cli = std::process::Command::new(LOCKSTEP)
+        .args(["fly", scenario.to_str().unwrap(), "--json"])
+        .args(["--isolation", "in-process", "--autopilot", BUNDLED])
+        .output()
+        .unwrap();
+    assert_eq!(cli.status.code(), Some(3));
+    let cli: serde_json::Value = serde_json::from_slice(&cli.stdout).unwrap();
+    for key in [
+        "scenario",
+        "seed",
+        "outcome",
+        "error_class",
+        "exit_status",
+        "simulated_us",
+        "boundaries",
+        "final_state",
+        "verdict",
+        "timeline",
+    ] {
+        assert_eq!(r[key], cli[key], "{key}");
+    }
+    let failed: Vec<&str> = r["verdict"]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["passed"] == false)
+        .map(|c| c["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(failed, ["expect.mission_finished", "expect.min_soc"]);
+    assert_eq!(free(sim), LOCKSTEP_OK);
+    // A freed handle has no verdict.
+    assert_eq!(verdict(sim).unwrap_err().0, LOCKSTEP_ERR_HANDLE);
 }

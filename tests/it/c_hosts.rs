@@ -145,7 +145,58 @@ fn mode_1_from_c_flies_the_rust_apis_flight_bit_for_bit() {
     // The log was written and finished (its sidecar says so).
     let meta = std::fs::read_to_string(dir.join("flight.csv.json")).unwrap();
     assert!(meta.contains("\"complete\": true"), "{meta}");
+    // The verdict through the ABI: the square ends without a crash (it
+    // has no [expect] checks; tests/it/c_abi.rs reads failing ones).
+    assert!(
+        out.contains(
+            "verdict passed=1 outcome=0 class=0 exit=0 crashes=0 checks=0 failed=0 \
+             simulated_us=90000000"
+        ),
+        "{out}"
+    );
+    // The report through the ABI is the CLI's for the same flight: the
+    // same verdict, final state, timeline and log digest.
+    let report: serde_json::Value = out
+        .lines()
+        .find_map(|l| l.strip_prefix("report "))
+        .and_then(|l| l.split_once(' '))
+        .map(|(len, json)| {
+            assert_eq!(len.parse::<usize>().unwrap(), json.len());
+            serde_json::from_str(json).unwrap()
+        })
+        .expect("a report line");
+    let cli = Command::new(crate::common::LOCKSTEP)
+        .current_dir(root())
+        .args(["fly", SCENARIO, "--json", "--isolation", "in-process"])
+        .args(["--autopilot", BUNDLED, "--log"])
+        .arg(dir.join("cli.csv"))
+        .output()
+        .unwrap();
+    assert!(cli.status.success());
+    let cli: serde_json::Value = serde_json::from_slice(&cli.stdout).unwrap();
+    for key in [
+        "report_version",
+        "vehicle",
+        "seed",
+        "outcome",
+        "exit_status",
+        "simulated_us",
+        "boundaries",
+        "final_state",
+        "verdict",
+        "timeline",
+        "digest",
+        "isolated",
+    ] {
+        assert_eq!(report[key], cli[key], "{key}");
+    }
+    assert_eq!(
+        report["digest"],
+        lockstep_harness::io::digest::file_digest(&log).unwrap()
+    );
+    assert_eq!(report["log"]["path"], log.display().to_string());
     for line in [
+        "expected LOCKSTEP_ERR_NOT_ENDED: the run is at t = 90.000000 s and has not ended: step it to its end (t = 90.000000 s) or end it with lockstep_sim_finish first",
         "expected LOCKSTEP_ERR_ENDED: the run was finished at t = 90.000000 s",
         "expected LOCKSTEP_ERR_STRUCT_SIZE: lockstep_truth.size is 16, but this library's lockstep_truth is 144 bytes: set size = sizeof(lockstep_truth) and build against the header of this library (ABI version 1)",
         "expected LOCKSTEP_ERR_NULL: `out` is NULL",

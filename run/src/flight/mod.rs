@@ -88,6 +88,102 @@ impl std::fmt::Debug for Prepared {
     }
 }
 
+/// What a report says of a flight besides what its engine knows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportContext {
+    /// The scenario as the user named it.
+    pub scenario: String,
+    pub description: Option<String>,
+    pub overrides: Vec<Override>,
+    pub autopilot: String,
+    pub isolated: bool,
+    pub seed: u64,
+    /// The CSV log the engine writes, if any.
+    pub log: Option<PathBuf>,
+    /// The recording the engine writes, if any.
+    pub recording: Option<PathBuf>,
+}
+
+/// The report of a flight whose engine ended with `result` after `wall_s`
+/// seconds of stepping: the same for the CLI, the C ABI and Python,
+/// whoever stepped the engine.
+pub fn report(
+    context: &ReportContext,
+    engine: &Engine,
+    result: &Result<Summary, EngineError>,
+    wall_s: f64,
+) -> FlightReport {
+    let log_failed = matches!(result, Err(EngineError::Log(_)));
+    let log = match (&context.log, engine.log()) {
+        (Some(l), Some(flog)) => Some(LogReport {
+            path: l.display().to_string(),
+            rows: flog.rows(),
+            last_time_us: flog.last_time_us(),
+            complete: !log_failed,
+        }),
+        _ => None,
+    };
+    let (class, outcome, error) = match result {
+        Ok(sum) if sum.verdict.passed() => (None, Outcome::Completed, None),
+        Ok(_) => (
+            Some(class::Classified {
+                class: ErrorClass::ExpectationFailed,
+                part: class::Part::Input,
+                signal: None,
+            }),
+            Outcome::Completed,
+            None,
+        ),
+        Err(e) => {
+            let c = class::classify(e);
+            let outcome = if c.class == ErrorClass::Interrupted {
+                Outcome::Interrupted
+            } else {
+                Outcome::Stopped
+            };
+            (Some(c), outcome, Some(e.to_string()))
+        }
+    };
+    let (timeline, timeline_dropped) = match result {
+        Ok(sum) => (sum.timeline.clone(), sum.timeline_dropped),
+        Err(_) => engine.timeline(),
+    };
+    let simulated_us = match result {
+        Ok(sum) => sum.end.0,
+        Err(_) => engine.now().0,
+    };
+    FlightReport {
+        report_version: REPORT_VERSION,
+        scenario: context.scenario.clone(),
+        description: context.description.clone(),
+        overrides: context.overrides.clone(),
+        autopilot: context.autopilot.clone(),
+        isolated: context.isolated,
+        vehicle: engine.plant().name.clone(),
+        rotors: engine.plant().rotors.len(),
+        seed: context.seed,
+        outcome,
+        error,
+        error_class: class.map(|c| c.class),
+        exit_status: class.map_or(EXIT_SUCCESS, class::Classified::exit_status),
+        simulated_us,
+        boundaries: result.as_ref().map_or(0, |s| s.boundaries),
+        wall_time_s: wall_s,
+        real_time_factor: real_time_factor(simulated_us, wall_s),
+        final_state: result.as_ref().ok().map(FinalState::of),
+        log,
+        recording: context.recording.as_ref().map(|r| r.display().to_string()),
+        plots: Vec::new(),
+        ulog: None,
+        // Kept by the log's writer as it wrote (none when writing failed).
+        digest: engine.log().and_then(|l| l.digest()),
+        verdict: result.as_ref().ok().map(VerdictReport::of),
+        timeline,
+        timeline_dropped,
+        output_errors: Vec::new(),
+    }
+}
+
 /// Flies `request`, reporting progress (simulated µs) to `observe`.
 pub fn fly(request: FlightRequest, observe: impl FnMut(u64)) -> Result<FlightReport, RunError> {
     Ok(prepare(request)?.fly(observe))
@@ -223,81 +319,17 @@ impl Prepared {
     }
 
     fn report(&self, result: &Result<Summary, EngineError>, wall: f64) -> FlightReport {
-        let engine = &self.engine;
-        let log_failed = matches!(result, Err(EngineError::Log(_)));
-        let log = match (&self.log, engine.log()) {
-            (Some(l), Some(flog)) => Some(LogReport {
-                path: l.display().to_string(),
-                rows: flog.rows(),
-                last_time_us: flog.last_time_us(),
-                complete: !log_failed,
-            }),
-            _ => None,
-        };
-        let (class, outcome, error) = match result {
-            Ok(sum) if sum.verdict.passed() => (None, Outcome::Completed, None),
-            Ok(_) => (
-                Some(class::Classified {
-                    class: ErrorClass::ExpectationFailed,
-                    part: class::Part::Input,
-                    signal: None,
-                }),
-                Outcome::Completed,
-                None,
-            ),
-            Err(e) => {
-                let c = class::classify(e);
-                let outcome = if c.class == ErrorClass::Interrupted {
-                    Outcome::Interrupted
-                } else {
-                    Outcome::Stopped
-                };
-                (Some(c), outcome, Some(e.to_string()))
-            }
-        };
-        let (timeline, timeline_dropped) = match result {
-            Ok(sum) => (sum.timeline.clone(), sum.timeline_dropped),
-            Err(_) => engine.timeline(),
-        };
-        let simulated_us = match result {
-            Ok(sum) => sum.end.0,
-            Err(_) => engine.now().0,
-        };
-        FlightReport {
-            report_version: REPORT_VERSION,
+        let context = ReportContext {
             scenario: self.request.scenario.display().to_string(),
             description: self.scenario.description.clone(),
             overrides: self.request.overrides.clone(),
             autopilot: self.request.autopilot.display().to_string(),
             isolated: self.isolated,
-            vehicle: engine.plant().name.clone(),
-            rotors: engine.plant().rotors.len(),
             seed: self.scenario.seed,
-            outcome,
-            error,
-            error_class: class.map(|c| c.class),
-            exit_status: class.map_or(EXIT_SUCCESS, class::Classified::exit_status),
-            simulated_us,
-            boundaries: result.as_ref().map_or(0, |s| s.boundaries),
-            wall_time_s: wall,
-            real_time_factor: real_time_factor(simulated_us, wall),
-            final_state: result.as_ref().ok().map(FinalState::of),
-            log,
-            recording: self
-                .request
-                .outputs
-                .record
-                .as_ref()
-                .map(|r| r.display().to_string()),
-            plots: Vec::new(),
-            ulog: None,
-            // Kept by the log's writer as it wrote (none when writing failed).
-            digest: engine.log().and_then(|l| l.digest()),
-            verdict: result.as_ref().ok().map(VerdictReport::of),
-            timeline,
-            timeline_dropped,
-            output_errors: Vec::new(),
-        }
+            log: self.log.clone(),
+            recording: self.request.outputs.record.clone(),
+        };
+        report(&context, &self.engine, result, wall)
     }
 
     /// The ULog export and the plots, from the log as written; a failure is
