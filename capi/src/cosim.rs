@@ -97,9 +97,7 @@ static COSIMS: Registry<CosimHandle> = Registry::new(4, "lockstep_cosim");
 
 fn cosim_failure(e: &CosimError) -> Failure {
     let status = match e {
-        CosimError::Config { .. } | CosimError::File(_) | CosimError::Io { .. } => {
-            lockstep_status::LOCKSTEP_ERR_CONFIG
-        }
+        CosimError::File(_) => lockstep_status::LOCKSTEP_ERR_CONFIG,
         CosimError::Setup { .. } | CosimError::Build { .. } => lockstep_status::LOCKSTEP_ERR_CONFIG,
         _ => lockstep_status::LOCKSTEP_ERR_FAILED,
     };

@@ -5,22 +5,13 @@ use lockstep_harness::Micros;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CosimError {
-    /// A system file that cannot be read or does not describe a system.
-    #[error("{file}: key `{key}`: {reason}")]
-    Config {
-        file: String,
-        key: String,
-        reason: String,
-    },
-    /// A system file's TOML: syntax (with line and column), unknown keys,
-    /// ill-typed values.
+    /// A system file that cannot be read or does not describe a system:
+    /// the file, the key, its line and column.
     #[error(transparent)]
-    File(#[from] lockstep_plant::SpecError),
+    File(#[from] lockstep_config::ConfigError),
     /// A participant that cannot be made (its scenario, library or FMU).
     #[error("participant `{participant}`: {reason}")]
     Setup { participant: String, reason: String },
-    #[error("cannot read {path}: {reason}")]
-    Io { path: String, reason: String },
     /// The system as assembled is inconsistent (unknown names, widths,
     /// periods, cycles); `what` names the transfer function or participant.
     #[error("{what}: {reason}")]

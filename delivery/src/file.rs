@@ -17,9 +17,9 @@
 
 use std::path::{Path, PathBuf};
 
-use lockstep_harness::inputs::scenario::read_bounded;
+use lockstep_config::{ConfigError, Source};
 use lockstep_orchestrator::{TimelineInfo, Timestamp};
-use lockstep_plant::spec::{deserialize_strict, parse_table};
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::geometry::Zone;
@@ -28,19 +28,9 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// The most models a file may declare.
 pub const MAX_MODELS: usize = 256;
 
-#[derive(Debug, thiserror::Error)]
-pub enum FileError {
-    #[error("cannot read fleet file {path}: {reason}")]
-    Io { path: String, reason: String },
-    #[error(transparent)]
-    Toml(#[from] lockstep_plant::SpecError),
-    #[error("{file}: key `{key}`: {reason}")]
-    Invalid {
-        file: String,
-        key: String,
-        reason: String,
-    },
-}
+/// What is wrong with a fleet file: a configuration file's error (the
+/// file, the key, its line and column).
+pub type FileError = ConfigError;
 
 /// A model as declared.
 #[derive(Debug, Clone, PartialEq)]
@@ -111,8 +101,7 @@ pub struct FleetFile {
     pub models: Vec<ModelDecl>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Deserialize, JsonSchema)]
 struct Raw {
     schema_version: u32,
     #[serde(default)]
@@ -122,8 +111,7 @@ struct Raw {
     models: Vec<RawModel>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Deserialize, JsonSchema)]
 struct RawTimeline {
     reference_unix_s: f64,
     time_scale_us: u64,
@@ -136,8 +124,7 @@ struct RawTimeline {
     threads: Option<usize>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Deserialize, JsonSchema)]
 struct RawZone {
     north_m: f64,
     east_m: f64,
@@ -146,7 +133,7 @@ struct RawZone {
 
 // Unknown keys are caught by `deserialize_strict` (named with their entry)
 // rather than by serde, which would list every kind's keys as valid.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 struct RawModel {
     name: String,
     kind: String,
@@ -247,10 +234,7 @@ pub fn check_name(name: &str) -> Result<(), String> {
 impl FleetFile {
     pub fn load(path: impl AsRef<Path>) -> Result<FleetFile, FileError> {
         let path = path.as_ref();
-        let text = read_bounded(path, "fleet").map_err(|reason| FileError::Io {
-            path: path.display().to_string(),
-            reason,
-        })?;
+        let text = lockstep_config::read(path, "fleet")?;
         FleetFile::from_toml_str(&text, path)
     }
 
@@ -258,13 +242,30 @@ impl FleetFile {
     /// relative to `path`'s directory).
     pub fn from_toml_str(text: &str, path: impl AsRef<Path>) -> Result<FleetFile, FileError> {
         let path = path.as_ref();
-        let label = path.display().to_string();
-        let raw: Raw = deserialize_strict(&label, parse_table(&label, text)?)?;
-        let invalid = |key: String, reason: String| FileError::Invalid {
-            file: label.clone(),
-            key,
-            reason,
+        let source = Source::new(path.display().to_string(), text);
+        let table = lockstep_config::parse(&source.label, text)?;
+        // An unknown key of a model is told the keys of its kind.
+        let kinds: Vec<Option<String>> = match table.get("models") {
+            Some(toml::Value::Array(a)) => a
+                .iter()
+                .map(|m| m.get("kind").and_then(|k| k.as_str()).map(String::from))
+                .collect(),
+            _ => Vec::new(),
         };
+        let raw: Raw = lockstep_config::strict(&source, table).map_err(|e| {
+            e.valid_keys_by(|key| {
+                let (i, _) = key.strip_prefix("models.")?.split_once('.')?;
+                let kind = kinds.get(i.parse::<usize>().ok()?)?.as_deref()?;
+                let mut valid: Vec<String> = ["name", "kind"]
+                    .iter()
+                    .chain(keys_of(kind)?)
+                    .map(|k| k.to_string())
+                    .collect();
+                valid.sort();
+                Some(valid)
+            })
+        })?;
+        let invalid = |key: String, reason: String| ConfigError::invalid(&source, key, reason);
         if raw.schema_version != SCHEMA_VERSION {
             return Err(invalid(
                 "schema_version".into(),

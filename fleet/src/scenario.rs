@@ -41,10 +41,10 @@
 
 use std::path::{Path, PathBuf};
 
+use lockstep_config::{ConfigError, Problem, Source, unknown_keys};
 use lockstep_harness::Micros;
 use lockstep_harness::inputs::scenario::{Override, Scenario, ScenarioError};
 use lockstep_harness::time::rng::RngStreams;
-use lockstep_plant::spec::SpecError;
 
 use crate::levels::{Level, Levels};
 
@@ -124,12 +124,8 @@ impl FleetScenario {
         overrides: &[Override],
     ) -> Result<FleetScenario, ScenarioError> {
         let path = path.as_ref();
-        let (mut table, label) = Scenario::parse_with(text, path, overrides)?;
-        let invalid = |key: &str, reason: String| ScenarioError::Invalid {
-            file: label.clone(),
-            key: key.into(),
-            reason,
-        };
+        let (mut table, source) = Scenario::parse_with(text, path, overrides)?;
+        let invalid = |key: &str, reason: String| ConfigError::invalid(&source, key, reason);
         if table.contains_key("vehicle") {
             return Err(invalid(
                 "vehicle",
@@ -154,7 +150,7 @@ impl FleetScenario {
                 ),
             ));
         }
-        let fleet = FleetSection::take(&mut table, &label)?;
+        let fleet = FleetSection::take(&mut table, &source)?;
         check_world(&table, &invalid)?;
         let shared_events = match table.get("events") {
             Some(toml::Value::Array(a)) => a.len(),
@@ -215,8 +211,10 @@ impl FleetScenario {
                 }
             }
             t.insert("vehicle".into(), toml::Value::Table(entry));
-            let mut scenario = Scenario::from_table(t, path, label.clone())
-                .map_err(|e| relabel(e, i, shared_events))?;
+            // Its errors are located in the fleet file, at its own keys.
+            let mut scenario =
+                Scenario::from_table(t, path, &Source::unlocated(source.label.clone()))
+                    .map_err(|e| relabel(e, &source, i, shared_events))?;
             scenario.seed = RngStreams::new(scenario.seed).member_seed("fleet.vehicle", &name);
             vehicles.push(FleetVehicle {
                 name,
@@ -304,7 +302,7 @@ fn level_box(
     key: &str,
     v: toml::Value,
     invalid: &impl Fn(&str, String) -> ScenarioError,
-    label: &str,
+    source: &Source,
 ) -> Result<Level, ScenarioError> {
     let toml::Value::Table(t) = v else {
         return Err(invalid(key, "must be a table".into()));
@@ -330,9 +328,9 @@ fn level_box(
             "east_m" => east = Some(need_span(&v)?),
             "altitude_m" => alt = Some(need_span(&v)?),
             _ => {
-                return Err(ScenarioError::UnknownKeys {
-                    file: label.to_string(),
-                    keys: vec![(
+                return Err(unknown_keys(
+                    source,
+                    vec![(
                         at,
                         vec![
                             "name".into(),
@@ -341,7 +339,7 @@ fn level_box(
                             "altitude_m".into(),
                         ],
                     )],
-                });
+                ));
             }
         }
     }
@@ -355,12 +353,8 @@ fn level_box(
 }
 
 impl FleetSection {
-    fn take(table: &mut toml::Table, label: &str) -> Result<FleetSection, ScenarioError> {
-        let invalid = |key: &str, reason: String| ScenarioError::Invalid {
-            file: label.to_string(),
-            key: key.into(),
-            reason,
-        };
+    fn take(table: &mut toml::Table, source: &Source) -> Result<FleetSection, ScenarioError> {
+        let invalid = |key: &str, reason: String| ConfigError::invalid(source, key, reason);
         let Some(v) = table.remove("fleet") else {
             return Ok(FleetSection::default());
         };
@@ -406,7 +400,7 @@ impl FleetSection {
                     let mut levels: Vec<Level> = Vec::new();
                     for (i, v) in a.into_iter().enumerate() {
                         let key = format!("fleet.levels[{i}]");
-                        let l = level_box(&key, v, &invalid, label)?;
+                        let l = level_box(&key, v, &invalid, source)?;
                         if levels.iter().any(|o| o.name == l.name) {
                             return Err(invalid(
                                 &format!("{key}.name"),
@@ -453,9 +447,9 @@ impl FleetSection {
                         .keys()
                         .find(|k| !["north_m", "east_m", "rows", "columns"].contains(&k.as_str()))
                     {
-                        return Err(ScenarioError::UnknownKeys {
-                            file: label.to_string(),
-                            keys: vec![(
+                        return Err(unknown_keys(
+                            source,
+                            vec![(
                                 format!("fleet.level_grid.{k}"),
                                 vec![
                                     "north_m".into(),
@@ -464,7 +458,7 @@ impl FleetSection {
                                     "columns".into(),
                                 ],
                             )],
-                        });
+                        ));
                     }
                     let (rows, columns) = (count("rows")?, count("columns")?);
                     if rows * columns > MAX_LEVELS {
@@ -492,13 +486,13 @@ impl FleetSection {
                     f.level_buffer_m = Some(b);
                 }
                 _ => {
-                    return Err(ScenarioError::UnknownKeys {
-                        file: label.to_string(),
-                        keys: vec![(
+                    return Err(unknown_keys(
+                        source,
+                        vec![(
                             format!("fleet.{k}"),
                             FLEET_KEYS.iter().map(|k| k.to_string()).collect(),
                         )],
-                    });
+                    ));
                 }
             }
         }
@@ -575,35 +569,18 @@ fn fleet_key(key: &str, i: usize, shared_events: usize) -> String {
     key.to_string()
 }
 
-fn relabel(e: ScenarioError, i: usize, shared_events: usize) -> ScenarioError {
-    match e {
-        ScenarioError::Invalid { file, key, reason } => ScenarioError::Invalid {
-            file,
-            key: fleet_key(&key, i, shared_events),
-            reason,
-        },
-        ScenarioError::UnknownKeys { file, keys } => ScenarioError::UnknownKeys {
-            file,
-            keys: keys
-                .into_iter()
-                .map(|(k, mut valid)| {
-                    if k.starts_with("vehicle.") {
-                        valid.extend(FLEET_VEHICLE_KEYS.iter().map(|s| s.to_string()));
-                        valid.sort();
-                    }
-                    (fleet_key(&k, i, shared_events), valid)
-                })
-                .collect(),
-        },
-        ScenarioError::Toml(SpecError::Invalid { spec, key, reason }) => {
-            ScenarioError::Toml(SpecError::Invalid {
-                spec,
-                key: fleet_key(&key, i, shared_events),
-                reason,
-            })
+/// An error of vehicle `i`'s own scenario as the fleet file spells it:
+/// its keys (and the keys valid where a vehicle entry's stands, which
+/// include the fleet's own: name, autopilot, radius_m) located there.
+fn relabel(mut e: ScenarioError, source: &Source, i: usize, shared_events: usize) -> ScenarioError {
+    if let Problem::UnknownKeys(keys) = &mut e.problem {
+        for k in keys.iter_mut().filter(|k| k.key.starts_with("vehicle.")) {
+            k.valid
+                .extend(FLEET_VEHICLE_KEYS.iter().map(|s| s.to_string()));
+            k.valid.sort();
         }
-        e => e,
     }
+    e.rekey(source, |k| fleet_key(k, i, shared_events))
 }
 
 #[cfg(test)]

@@ -19,4 +19,4 @@ pub mod io;
 pub mod outcome;
 pub mod time;
 
-pub use time::{Cadence, ConfigError, Micros};
+pub use time::{Cadence, CadenceError, Micros};

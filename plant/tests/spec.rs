@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use lockstep_config::{ConfigError, Problem};
 use lockstep_plant::spec::BUILTIN_SPECS;
 use lockstep_plant::{AircraftSpec, SpecError};
 
@@ -138,7 +139,7 @@ fn every_builtin_builds_and_round_trips_through_canonical_toml() {
             let err = AircraftSpec::builtin(name).unwrap_err();
             assert_eq!(
                 err.to_string(),
-                "builtin:multirotor-base: key `propeller`: missing field `radius_m`"
+                "builtin:multirotor-base:18:2: key `propeller`: missing field `radius_m`"
             );
             continue;
         }
@@ -179,79 +180,96 @@ fn calibration_gives_the_requested_multiple_of_hover_thrust() {
     assert!((t / p.hover_thrust_per_rotor_n() - 2.6).abs() < 1e-9, "{t}");
 }
 
-#[test]
-fn unknown_keys_are_errors_naming_every_key_path() {
-    let err = iris_with("kv_rpm_per_v", "kv_rpm_per_vv").unwrap_err();
-    let SpecError::UnknownKeys { spec, keys } = &err else {
-        panic!("{err:?}")
+/// The file error of `err` (a spec's errors are configuration errors).
+fn file(err: &SpecError) -> &ConfigError {
+    err.file()
+        .unwrap_or_else(|| panic!("a file error: {err:?}"))
+}
+
+/// The unknown keys of `err`, with their positions and valid keys.
+fn unknown(err: &SpecError) -> Vec<(String, Option<usize>, Vec<String>)> {
+    let Problem::UnknownKeys(keys) = &file(err).problem else {
+        panic!("unknown keys: {err:?}")
     };
-    assert_eq!(spec, "test.toml");
-    assert_eq!(keys, &["motor.kv_rpm_per_vv"]);
+    keys.iter()
+        .map(|k| (k.key.clone(), k.at.map(|p| p.line), k.valid.clone()))
+        .collect()
+}
+
+#[test]
+fn unknown_keys_are_errors_naming_every_key_path_and_the_valid_keys() {
+    let err = iris_with("kv_rpm_per_v", "kv_rpm_per_vv").unwrap_err();
+    assert_eq!(file(&err).file, "test.toml");
+    let u = unknown(&err);
+    assert_eq!(u.len(), 1);
+    assert_eq!(u[0].0, "motor.kv_rpm_per_vv");
+    assert!(u[0].1.is_some(), "located: {err}");
+    assert!(u[0].2.contains(&"kv_rpm_per_v".to_string()), "{err}");
     let err = iris_with("spin_dir = -1\n", "spin_dir = -1\nspin = 2\n").unwrap_err();
+    let line = unknown(&err)[0].1.unwrap();
     assert_eq!(
         err.to_string(),
-        "test.toml: unknown key(s) rotors.2.spin; check the spelling and the unit suffix"
+        format!(
+            "test.toml:{line}:1: unknown key `rotors.2.spin` (valid in [rotors.2]: position_m, \
+             spin_dir, thrust_axis)"
+        )
     );
     let err = iris_with(
         "friction_coeff = 0.5",
         "friction_coeff = 0.5\nfriction = 0.5",
     )
     .unwrap_err();
-    assert!(
-        matches!(&err, SpecError::UnknownKeys { keys, .. } if keys == &["contact.friction"]),
-        "optional table: {err:?}"
-    );
+    assert_eq!(unknown(&err)[0].0, "contact.friction", "optional table");
     let err = iris_with("", "[weather]\nrain = true").unwrap_err();
-    assert!(
-        matches!(&err, SpecError::UnknownKeys { keys, .. } if keys == &["weather"]),
-        "{err:?}"
-    );
+    let u = unknown(&err);
+    assert_eq!(u[0].0, "weather");
+    assert!(u[0].2.contains(&"motor".to_string()), "{err}");
 }
 
 #[test]
 fn type_errors_name_the_key_path() {
-    let err = iris_with("spin_dir = -1\n", "spin_dir = \"ccw\"\n").unwrap_err();
-    let SpecError::Invalid { key, reason, .. } = &err else {
-        panic!("{err:?}")
+    let invalid = |err: &SpecError| match &file(err).problem {
+        Problem::Invalid { key, reason, .. } => (key.clone(), reason.clone()),
+        p => panic!("{p:?}"),
     };
+    let err = iris_with("spin_dir = -1\n", "spin_dir = \"ccw\"\n").unwrap_err();
+    let (key, reason) = invalid(&err);
     assert_eq!(key, "rotors[2].spin_dir");
     assert!(reason.contains("invalid type"), "{reason}");
+    assert!(err.to_string().starts_with("test.toml:"), "located: {err}");
     let err = iris_with("model = \"thevenin\"", "model = \"nimh\"").unwrap_err();
-    assert!(
-        matches!(&err, SpecError::Invalid { key, reason, .. }
-        if key == "batteries[0].model" && reason.contains("unknown variant `nimh`")),
-        "{err:?}"
-    );
+    let (key, reason) = invalid(&err);
+    assert_eq!(key, "batteries[0].model");
+    assert!(reason.contains("unknown variant `nimh`"), "{reason}");
     let err = iris_with("mass_kg = 1.5\n", "").unwrap_err();
-    assert!(
-        matches!(&err, SpecError::Invalid { key, reason, .. }
-        if key == "body" && reason.contains("missing field `mass_kg`")),
-        "{err:?}"
-    );
+    let (key, reason) = invalid(&err);
+    assert_eq!(key, "body");
+    assert!(reason.contains("missing field `mass_kg`"), "{reason}");
 }
 
 #[test]
 fn syntax_errors_carry_line_and_column() {
     let err =
         AircraftSpec::from_toml_str("schema_version = 1\nname = \"x\n", "broken.toml").unwrap_err();
-    let SpecError::Syntax { spec, message } = &err else {
+    let Problem::Syntax { at, .. } = &file(&err).problem else {
         panic!("{err:?}")
     };
-    assert_eq!(spec, "broken.toml");
-    assert!(message.contains("line 2"), "{message}");
+    assert_eq!(at.map(|p| p.line), Some(2));
+    assert!(err.to_string().starts_with("broken.toml:2:"), "{err}");
 }
 
 #[test]
 fn schema_version_must_match() {
     let err = iris_with("schema_version = 1", "schema_version = 2").unwrap_err();
-    assert_eq!(
-        err,
-        SpecError::SchemaVersion {
-            spec: "test.toml".into(),
-            found: 2,
-            supported: 1
-        }
+    assert!(
+        err.to_string()
+            .ends_with(":1: key `schema_version`: 2 is not supported (this build reads 1)")
+            || err
+                .to_string()
+                .contains("key `schema_version`: 2 is not supported (this build reads 1)"),
+        "{err}"
     );
+    assert_eq!(file(&err).key(), Some("schema_version"));
 }
 
 #[test]
@@ -298,17 +316,17 @@ fn extends_errors_cycles_missing_files_and_bad_values() {
     std::fs::write(d.join("a.toml"), "extends = [\"./b.toml\"]\n").unwrap();
     std::fs::write(d.join("b.toml"), "extends = [\"./a.toml\"]\n").unwrap();
     let err = AircraftSpec::load(d.join("a.toml")).unwrap_err();
-    let SpecError::Extends { target, reason, .. } = &err else {
-        panic!("{err:?}")
-    };
-    assert_eq!(target, "./a.toml");
-    assert!(reason.starts_with("cycle: "), "{reason}");
+    assert_eq!(file(&err).key(), Some("extends"));
+    assert!(
+        err.to_string().contains("key `extends`: ./a.toml: cycle: "),
+        "{err}"
+    );
     std::fs::write(d.join("c.toml"), "extends = [\"./missing.toml\"]\n").unwrap();
     let err = AircraftSpec::load(d.join("c.toml")).unwrap_err();
     assert!(
-        matches!(&err, SpecError::Extends { target, reason, .. }
-        if target == "./missing.toml" && reason.starts_with("cannot read spec")),
-        "{err:?}"
+        err.to_string()
+            .contains("key `extends`: ./missing.toml: cannot read spec "),
+        "{err}"
     );
     std::fs::write(d.join("e.toml"), "extends = [\"nosuchbuiltin\"]\n").unwrap();
     let err = AircraftSpec::load(d.join("e.toml")).unwrap_err();
@@ -326,7 +344,10 @@ fn extends_errors_cycles_missing_files_and_bad_values() {
         "{err}"
     );
     let err = AircraftSpec::load(d.join("nope.toml")).unwrap_err();
-    assert!(matches!(err, SpecError::Io { .. }));
+    assert!(
+        matches!(&file(&err).problem, Problem::Read { what, .. } if what == "spec"),
+        "{err:?}"
+    );
     assert!(matches!(
         AircraftSpec::builtin("nope"),
         Err(SpecError::UnknownBuiltin { .. })

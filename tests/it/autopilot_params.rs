@@ -132,28 +132,28 @@ fn bad_scenario_parameters_are_errors_naming_the_key() {
     for (params, expect) in [
         (
             "MPC_XY_P = \"fast\"",
-            "key `autopilot.params.MPC_XY_P`: must be a number, found string",
+            ":36:1: key `autopilot.params.MPC_XY_P`: must be a number, found string",
         ),
         (
             "MPC_XY_P = 1e40",
-            "key `autopilot.params.MPC_XY_P`: must be a finite float32, is 1e40",
+            ":36:1: key `autopilot.params.MPC_XY_P`: must be a finite float32, is 1e40",
         ),
         (
             "MPC_XY_P = nan",
-            "key `autopilot.params.MPC_XY_P`: must be a finite float32, is NaN",
+            ":36:1: key `autopilot.params.MPC_XY_P`: must be a finite float32, is NaN",
         ),
         (
             "MIS_YAW_TO_WP = 3000000000",
-            "key `autopilot.params.MIS_YAW_TO_WP`: 3000000000 is outside the int32 range",
+            ":36:1: key `autopilot.params.MIS_YAW_TO_WP`: 3000000000 is outside the int32 range",
         ),
         (
             "\"\" = 1",
-            "key `autopilot.params.`: is not a parameter name",
+            ":36:1: key `autopilot.params.`: is not a parameter name",
         ),
     ] {
         assert_eq!(
             scenario_with(params).unwrap_err().to_string(),
-            format!("{file}: {expect}"),
+            format!("{file}{expect}"),
             "{params}"
         );
     }

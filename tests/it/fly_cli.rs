@@ -346,7 +346,7 @@ fn typos_get_suggestions_that_work() {
     assert_eq!(r.code(), 2, "{r}");
     assert!(
         r.stderr.ends_with(
-            "cadence `imu`: 0.003003003003003003 s is not a whole number of microseconds; \
+            "key `cadences.imu`: 0.003003003003003003 s is not a whole number of microseconds; \
              nearest valid: 3000 us or 4000 us\n"
         ),
         "{r}"

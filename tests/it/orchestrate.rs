@@ -294,7 +294,7 @@ fn the_command_line_refuses_what_it_cannot_run() {
     assert_eq!(
         refused(&["orchestrate", bad.to_str().unwrap()]),
         format!(
-            "lockstep orchestrate: {}: key `timeline.duration_s`: 1050000 us must be a positive whole number of timestamps of 100000 us",
+            "lockstep orchestrate: {}:5:1: key `timeline.duration_s`: 1050000 us must be a positive whole number of timestamps of 100000 us",
             bad.display()
         )
     );
@@ -307,64 +307,66 @@ fn fleet_files_are_refused_with_their_key() {
     let cases: [(&str, &str); 14] = [
         (
             "",
-            "key `models`: a fleet needs at least one [[models]] entry",
+            ": key `models`: a fleet needs at least one [[models]] entry",
         ),
         (
             "[[models]]\nname = \"a b\"\nkind = \"kpi\"\n",
-            "key `models[0].name`: `a b`: a model's name holds only letters, digits, `_` and `-`",
+            ":7:1: key `models[0].name`: `a b`: a model's name holds only letters, digits, `_` and `-`",
         ),
         (
             "[[models]]\nname = \"k\"\nkind = \"kpi\"\n[[models]]\nname = \"k\"\nkind = \"kpi\"\n",
-            "key `models[1].name`: `k` is taken by an earlier model",
+            ":10:1: key `models[1].name`: `k` is taken by an earlier model",
         ),
         (
             "[[models]]\nname = \"k\"\nkind = \"weather\"\n",
-            "key `models[0].kind`: `weather` is not a model kind (orders, no_fly_zones, dispatcher, swap_station, kpi, vehicle)",
+            ":8:1: key `models[0].kind`: `weather` is not a model kind (orders, no_fly_zones, dispatcher, swap_station, kpi, vehicle)",
         ),
         (
             "[[models]]\nname = \"k\"\nkind = \"kpi\"\nbays = 2\n",
-            "key `models[0].bays`: not a key of a `kpi` model (its keys: none but name and kind)",
+            ":9:1: key `models[0].bays`: not a key of a `kpi` model (its keys: none but name and kind)",
         ),
         (
             "[[models]]\nname = \"o\"\nkind = \"orders\"\nswap_s = 2.0\n",
-            "key `models[0].swap_s`: not a key of a `orders` model (its keys: name, kind, mean_interval_s, radius_m, first_s, max_orders)",
+            ":9:1: key `models[0].swap_s`: not a key of a `orders` model (its keys: name, kind, mean_interval_s, radius_m, first_s, max_orders)",
         ),
         (
             "[[models]]\nname = \"o\"\nkind = \"orders\"\nmean_interval_s = -1.0\n",
-            "key `models[0].mean_interval_s`: -1 must be a positive number",
+            ":9:1: key `models[0].mean_interval_s`: -1 must be a positive number",
         ),
         (
             "[[models]]\nname = \"z\"\nkind = \"no_fly_zones\"\nzones = [{ north_m = 1.0, east_m = 0.0, radius_m = 0.0 }]\n",
-            "key `models[0].zones[0].radius_m`: 0 must be a positive number",
+            ":9:41: key `models[0].zones[0].radius_m`: 0 must be a positive number",
         ),
         (
             "[[models]]\nname = \"d\"\nkind = \"dispatcher\"\nswap_below_soc = 1.5\n",
-            "key `models[0].swap_below_soc`: 1.5 is not in [0, 1)",
+            ":9:1: key `models[0].swap_below_soc`: 1.5 is not in [0, 1)",
         ),
         (
             "[[models]]\nname = \"s\"\nkind = \"swap_station\"\nswap_s = 1e12\n",
-            "key `models[0].swap_s`: 1000000000000 s is longer than 1e9 s",
+            ":9:1: key `models[0].swap_s`: 1000000000000 s is longer than 1e9 s",
         ),
         (
             "[[models]]\nname = \"o\"\nkind = \"orders\"\nfirst_s = 2e9\n",
-            "key `models[0].first_s`: 2000000000 s is longer than 1e9 s",
+            ":9:1: key `models[0].first_s`: 2000000000 s is longer than 1e9 s",
         ),
         (
             "[[models]]\nname = \"v\"\nkind = \"vehicle\"\nscenario = \"v.toml\"\ntelemetry_s = 2e9\n",
-            "key `models[0].telemetry_s`: 2000000000 s is longer than 1e9 s",
+            ":10:1: key `models[0].telemetry_s`: 2000000000 s is longer than 1e9 s",
         ),
         (
             "[[models]]\nname = \"s\"\nkind = \"swap_station\"\nswap_s = 0.05\n",
-            "key `models[0].swap_s`: 0.05 s is not a whole number of timestamps of 100000 us",
+            ":9:1: key `models[0].swap_s`: 0.05 s is not a whole number of timestamps of 100000 us",
         ),
         (
             "[[models]]\nname = \"v\"\nkind = \"vehicle\"\n",
-            "key `models[0].scenario`: a vehicle needs its scenario file",
+            ": key `models[0].scenario`: a vehicle needs its scenario file",
         ),
     ];
     for (models, expected) in cases {
         let e = FleetFile::from_toml_str(&format!("{base}{models}"), "f.toml").unwrap_err();
-        assert_eq!(e.to_string(), format!("f.toml: {expected}"), "{models}");
+        // `expected` begins with the line and column of the key, or with
+        // `: ` when the file does not spell it.
+        assert_eq!(e.to_string(), format!("f.toml{expected}"), "{models}");
     }
     let e = FleetFile::from_toml_str(
         &format!("{base}threads = 2000\n[[models]]\nname = \"k\"\nkind = \"kpi\"\n"),
@@ -373,7 +375,7 @@ fn fleet_files_are_refused_with_their_key() {
     .unwrap_err();
     assert_eq!(
         e.to_string(),
-        "f.toml: key `timeline.threads`: 2000: a run has 1 to 1024 threads"
+        "f.toml:6:1: key `timeline.threads`: 2000: a run has 1 to 1024 threads"
     );
     let e = FleetFile::from_toml_str(
         &format!("{base}[[models]]\nname = \"k\"\nkind = \"kpi\"\ncolour = 1\n"),
@@ -382,7 +384,18 @@ fn fleet_files_are_refused_with_their_key() {
     .unwrap_err();
     assert_eq!(
         e.to_string(),
-        "f.toml: unknown key(s) models.0.colour; check the spelling and the unit suffix"
+        "f.toml:9:1: unknown key `models.0.colour` (valid in [models.0]: kind, name)"
+    );
+    // An unknown key is told the keys of its model's kind.
+    let e = FleetFile::from_toml_str(
+        &format!("{base}[[models]]\nname = \"o\"\nkind = \"orders\"\nradius = 1.0\n"),
+        "f.toml",
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "f.toml:9:1: unknown key `models.0.radius` (valid in [models.0]: first_s, kind, \
+         max_orders, mean_interval_s, name, radius_m)"
     );
     // Too large to be a fleet file, or not there.
     let dir = TempDir::new("orchestrate-big");
@@ -392,7 +405,7 @@ fn fleet_files_are_refused_with_their_key() {
     assert_eq!(
         FleetFile::load(&big).unwrap_err().to_string(),
         format!(
-            "cannot read fleet file {}: {n} bytes; a fleet file may hold at most {}",
+            "cannot read fleet {}: {n} bytes; a fleet file may hold at most {}",
             big.display(),
             n - 1
         )

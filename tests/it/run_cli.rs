@@ -125,7 +125,14 @@ fn bad_scenarios_are_reported_with_exit_status_2() {
     std::fs::write(&bad, "schema_version = 1\n[simulation]\nduration_s = 1.0\n[cadences]\nautopilot = { rate_hz = 120 }\n[vehicle]\nspec = \"iris\"\n").unwrap();
     let (code, _, err) = lockstep(&["run", bad.to_str().unwrap()]);
     assert_eq!(code, 2);
-    assert!(err.contains("cadence `autopilot`: 0.008333333333333333 s is not a whole number of microseconds; nearest valid: 8000 us or 9000 us"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{}:5:1: key `cadences.autopilot`: 0.008333333333333333 s is not a whole number of \
+             microseconds; nearest valid: 8000 us or 9000 us",
+            bad.display()
+        )),
+        "{err}"
+    );
     let nolog = dir.join("nolog.toml");
     std::fs::write(
         &nolog,

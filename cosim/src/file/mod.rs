@@ -63,9 +63,10 @@
 
 use std::path::{Path, PathBuf};
 
+use lockstep_config::{ConfigError, Source};
 use lockstep_harness::Micros;
-use lockstep_harness::inputs::scenario::{Override, read_bounded};
-use lockstep_plant::spec::{deserialize_strict, parse_table};
+use lockstep_harness::inputs::scenario::Override;
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::error::CosimError;
@@ -84,7 +85,7 @@ pub const MAX_THREADS: usize = 1024;
 /// The most traffic slots of a vehicle.
 pub const MAX_TRAFFIC_SLOTS: usize = 256;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 struct Raw {
     schema_version: u32,
     description: Option<String>,
@@ -95,7 +96,7 @@ struct Raw {
     transfers: Vec<RawTransfer>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 struct RawCosim {
     step_us: u64,
     duration_s: f64,
@@ -106,7 +107,7 @@ struct RawCosim {
     record: Option<Vec<String>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 struct RawParticipant {
     name: String,
     kind: String,
@@ -114,11 +115,13 @@ struct RawParticipant {
     // vehicle
     scenario: Option<PathBuf>,
     autopilot: Option<PathBuf>,
+    #[schemars(with = "Option<std::collections::BTreeMap<String, serde_json::Value>>")]
     set: Option<toml::Table>,
     traffic_slots: Option<usize>,
     avoid_m: Option<f64>,
     // fmu
     path: Option<PathBuf>,
+    #[schemars(with = "Option<std::collections::BTreeMap<String, serde_json::Value>>")]
     start: Option<toml::Table>,
     preload: Option<Vec<String>>,
     // external
@@ -126,8 +129,7 @@ struct RawParticipant {
     inputs: Option<Vec<RawVariable>>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Deserialize, JsonSchema)]
 struct RawVariable {
     name: String,
     /// Values (default 1; or the length of `start`).
@@ -137,7 +139,7 @@ struct RawVariable {
     description: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 struct RawTransfer {
     name: String,
     kind: String,
@@ -238,10 +240,7 @@ pub enum TransferKind {
 impl SystemFile {
     pub fn load(path: impl AsRef<Path>) -> Result<SystemFile, CosimError> {
         let path = path.as_ref();
-        let text = read_bounded(path, "system").map_err(|reason| CosimError::Io {
-            path: path.display().to_string(),
-            reason,
-        })?;
+        let text = lockstep_config::read(path, "system")?;
         SystemFile::from_toml_str(&text, path)
     }
 
@@ -249,13 +248,46 @@ impl SystemFile {
     /// relative to `path`'s directory).
     pub fn from_toml_str(text: &str, path: impl AsRef<Path>) -> Result<SystemFile, CosimError> {
         let path = path.as_ref();
-        let label = path.display().to_string();
-        let table = parse_table(&label, text)?;
-        let raw: Raw = deserialize_strict(&label, table)?;
-        let invalid = |key: String, reason: String| CosimError::Config {
-            file: label.clone(),
-            key,
-            reason,
+        let source = Source::new(path.display().to_string(), text);
+        let table = lockstep_config::parse(&source.label, text)?;
+        // An unknown key of a participant or a transfer function is told
+        // the keys of its kind.
+        let kind_of = |section: &str, i: usize| -> Option<String> {
+            table
+                .get(section)?
+                .get(i)?
+                .get("kind")?
+                .as_str()
+                .map(String::from)
+        };
+        let kinds: Vec<(String, usize, String)> = ["participants", "transfers"]
+            .iter()
+            .flat_map(|section| {
+                (0..table
+                    .get(*section)
+                    .and_then(|a| a.as_array())
+                    .map_or(0, Vec::len))
+                    .filter_map(|i| Some((section.to_string(), i, kind_of(section, i)?)))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let raw: Raw = lockstep_config::strict(&source, table).map_err(|e| {
+            e.valid_keys_by(|key| {
+                let mut parts = key.splitn(3, '.');
+                let (section, i) = (parts.next()?, parts.next()?.parse::<usize>().ok()?);
+                parts.next()?;
+                let (_, _, kind) = kinds.iter().find(|(s, j, _)| s == section && *j == i)?;
+                let keys = match section {
+                    "participants" => participants::keys_of(kind)?,
+                    _ => transfers::keys_of(kind)?,
+                };
+                let mut valid: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+                valid.sort();
+                Some(valid)
+            })
+        })?;
+        let invalid = |key: String, reason: String| {
+            CosimError::from(ConfigError::invalid(&source, key, reason))
         };
         if raw.schema_version != SCHEMA_VERSION {
             return Err(invalid(
@@ -299,7 +331,7 @@ impl SystemFile {
         }
         let seed = c.seed.unwrap_or(1);
         let ctx = Context {
-            label: &label,
+            source: &source,
             dir: path.parent().unwrap_or(Path::new(".")),
             step,
             seed,
@@ -353,7 +385,7 @@ fn foreign_key(
 /// What reading the sections after `[cosim]` needs: the file's name (for
 /// errors), its directory (relative paths), the step and the seed.
 struct Context<'a> {
-    label: &'a str,
+    source: &'a Source,
     dir: &'a Path,
     step: Micros,
     seed: u64,
@@ -363,11 +395,7 @@ struct Context<'a> {
 
 impl Context<'_> {
     fn invalid(&self, key: String, reason: String) -> CosimError {
-        CosimError::Config {
-            file: self.label.to_string(),
-            key,
-            reason,
-        }
+        ConfigError::invalid(self.source, key, reason).into()
     }
 
     /// A period at `key`: a positive multiple of the step.

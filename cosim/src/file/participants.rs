@@ -17,6 +17,23 @@ use crate::system::check_participant_name;
 const VEHICLE_KEYS: [&str; 5] = ["scenario", "autopilot", "set", "traffic_slots", "avoid_m"];
 const FMU_KEYS: [&str; 3] = ["path", "start", "preload"];
 const EXTERNAL_KEYS: [&str; 2] = ["outputs", "inputs"];
+
+/// The keys of a participant of `kind` (`None`: no such kind).
+pub(super) fn keys_of(kind: &str) -> Option<Vec<&'static str>> {
+    let own: &[&str] = match kind {
+        "vehicle" => &VEHICLE_KEYS,
+        "fmu" => &FMU_KEYS,
+        "external" => &EXTERNAL_KEYS,
+        _ => return None,
+    };
+    Some(
+        ["name", "kind", "period_us"]
+            .iter()
+            .chain(own)
+            .copied()
+            .collect(),
+    )
+}
 /// The most values one declared variable holds.
 const MAX_WIDTH: usize = 4096;
 
@@ -108,7 +125,7 @@ fn vehicle(ctx: &Context, i: usize, p: &RawParticipant) -> Result<ParticipantKin
     let mut overrides: Vec<Override> = flat
         .into_iter()
         .map(|(k, v)| {
-            let origin = format!("participants[{i}].set.{k} in {}", ctx.label);
+            let origin = format!("participants[{i}].set.{k} in {}", ctx.source.label);
             Override::new(&k, v, origin)
         })
         .collect();

@@ -12,6 +12,22 @@ use crate::error::CosimError;
 const CONNECT_KEYS: [&str; 4] = ["from", "to", "gain", "offset"];
 const RADIO_KEYS: [&str; 4] = ["vehicles", "latency_us", "loss", "range_m"];
 
+/// The keys of a transfer function of `kind` (`None`: no such kind).
+pub(super) fn keys_of(kind: &str) -> Option<Vec<&'static str>> {
+    let own: &[&str] = match kind {
+        "connect" => &CONNECT_KEYS,
+        "radio" => &RADIO_KEYS,
+        _ => return None,
+    };
+    Some(
+        ["name", "kind", "period_us", "same_step"]
+            .iter()
+            .chain(own)
+            .copied()
+            .collect(),
+    )
+}
+
 pub(super) fn read(
     ctx: &Context,
     raw: Vec<RawTransfer>,

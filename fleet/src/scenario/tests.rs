@@ -70,17 +70,17 @@ fn fleet_keys_are_read_and_checked() {
     assert_eq!((f.sync, f.proximity_m), (Micros(20_000), 12.0));
     assert_eq!(
         error(&format!("{BASE}[fleet]\nsync_period_us = 6000\n{TWO}")),
-        "f.toml: key `fleet.sync_period_us`: 6000 us is not a positive multiple of the \
+        "f.toml:13:1: key `fleet.sync_period_us`: 6000 us is not a positive multiple of the \
          autopilot period (4000 us) within the run"
     );
     assert_eq!(
         error(&format!("{BASE}[fleet]\nsync_us = 6000\n{TWO}")),
-        "f.toml: unknown key `fleet.sync_us` (valid in [fleet]: sync_period_us, proximity_m, levels, \
+        "f.toml:13:1: unknown key `fleet.sync_us` (valid in [fleet]: sync_period_us, proximity_m, levels, \
          level_grid, level_buffer_m)"
     );
     assert_eq!(
         error(&format!("{BASE}[fleet]\nproximity_m = -1\n{TWO}")),
-        "f.toml: key `fleet.proximity_m`: must be a number in (0, 10000] m, is -1"
+        "f.toml:13:1: key `fleet.proximity_m`: must be a number in (0, 10000] m, is -1"
     );
 }
 
@@ -99,7 +99,7 @@ fn a_vehicle_radius_and_autopilot_are_its_own() {
         error(&format!(
             "{BASE}[[vehicles]]\nname = \"a\"\nspec = \"iris\"\nradius_m = 0\n"
         )),
-        "f.toml: key `vehicles[0].radius_m`: must be a number in (0, 100] m, is 0"
+        "f.toml:15:1: key `vehicles[0].radius_m`: must be a number in (0, 100] m, is 0"
     );
 }
 
@@ -107,18 +107,20 @@ fn a_vehicle_radius_and_autopilot_are_its_own() {
 fn errors_name_the_vehicle_entry_and_its_key() {
     let e = error(&format!("{BASE}{TWO}").replace("start_north_m = 20.0", "start_north_m = 2e9"));
     assert!(
-        e.starts_with("f.toml: key `vehicles[1].start_north_m`: "),
+        e.starts_with("f.toml:19:1: key `vehicles[1].start_north_m`: "),
         "{e}"
     );
     let e = error(&format!("{BASE}{TWO}").replace("\"motor_fail\"", "\"explode\""));
     assert!(
-        e.starts_with("f.toml: key `vehicles[1].events[0].action`: `explode` is not an action ("),
+        e.starts_with(
+            "f.toml:22:1: key `vehicles[1].events[0].action`: `explode` is not an action ("
+        ),
         "{e}"
     );
     let e =
         error(&format!("{BASE}{TWO}").replace("spec = \"iris\"", "spec = \"iris\"\ncolour = 3"));
     assert!(
-        e.starts_with("f.toml: unknown key `vehicles[0].colour` (valid in [vehicles[0]]: "),
+        e.starts_with("f.toml:16:1: unknown key `vehicles[0].colour` (valid in [vehicles[0]]: "),
         "{e}"
     );
     assert!(e.contains("name") && e.contains("radius_m"), "{e}");
@@ -130,11 +132,11 @@ fn errors_name_the_vehicle_entry_and_its_key() {
 fn names_must_be_file_names_and_unique() {
     assert_eq!(
         error(&format!("{BASE}{TWO}").replace("name = \"b\"", "name = \"a\"")),
-        "f.toml: key `vehicles[1].name`: `a` is also the name of vehicles[0]"
+        "f.toml:17:1: key `vehicles[1].name`: `a` is also the name of vehicles[0]"
     );
     assert_eq!(
         error(&format!("{BASE}{TWO}").replace("name = \"b\"", "name = \"../b\"")),
-        "f.toml: key `vehicles[1].name`: `../b` is not a name: 1 to 64 letters, digits, `_`, \
+        "f.toml:17:1: key `vehicles[1].name`: `../b` is not a name: 1 to 64 letters, digits, `_`, \
          `-` or `.`, not starting with `.`"
     );
     assert_eq!(
@@ -147,20 +149,20 @@ fn names_must_be_file_names_and_unique() {
 fn the_shape_of_a_fleet_is_checked() {
     assert_eq!(
         error(&format!("{BASE}[vehicle]\nspec = \"iris\"\n{TWO}")),
-        "f.toml: key `vehicle`: a fleet scenario declares its vehicles as [[vehicles]], not [vehicle]"
+        "f.toml:12:2: key `vehicle`: a fleet scenario declares its vehicles as [[vehicles]], not [vehicle]"
     );
     assert_eq!(
         error(&format!("vehicles = 3\n{BASE}")),
-        "f.toml: key `vehicles`: must be an array of tables ([[vehicles]])"
+        "f.toml:1:1: key `vehicles`: must be an array of tables ([[vehicles]])"
     );
     assert_eq!(
         error(&format!("vehicles = []\n{BASE}")),
-        "f.toml: key `vehicles`: a fleet has 1 to 256 vehicles, this one 0"
+        "f.toml:1:1: key `vehicles`: a fleet has 1 to 256 vehicles, this one 0"
     );
     let no_origin = format!("{BASE}{TWO}").replace("origin_alt_m = 488.0\n", "");
     assert_eq!(
         error(&no_origin),
-        "f.toml: key `world`: a fleet's vehicles share one NED frame: give its origin_lat_deg, \
+        "f.toml:5:2: key `world`: a fleet's vehicles share one NED frame: give its origin_lat_deg, \
          origin_lon_deg and origin_alt_m under [world]"
     );
 }
@@ -170,7 +172,7 @@ fn a_single_vehicle_loader_refuses_a_fleet() {
     let e = Scenario::from_toml_str(&format!("{BASE}{TWO}"), "f.toml").unwrap_err();
     assert_eq!(
         e.to_string(),
-        "f.toml: key `vehicles`: this is a fleet scenario ([[vehicles]]), which `lockstep fly` \
+        "f.toml:13:3: key `vehicles`: this is a fleet scenario ([[vehicles]]), which `lockstep fly` \
          flies; this needs a scenario of one [vehicle]"
     );
 }
@@ -211,11 +213,11 @@ fn levels_as_boxes_or_a_grid() {
             "{BASE}{}{TWO}",
             boxes.replace("[10, 20]", "[20, 10]")
         )),
-        "f.toml: key `fleet.levels[1].east_m`: must be [min, max] with min < max, is [20, 10]"
+        "f.toml:19:1: key `fleet.levels[1].east_m`: must be [min, max] with min < max, is [20, 10]"
     );
     assert_eq!(
         error(&format!("{BASE}{}{TWO}", boxes.replace("\"e\"", "\"w\""))),
-        "f.toml: key `fleet.levels[1].name`: `w` names another level too"
+        "f.toml:17:1: key `fleet.levels[1].name`: `w` names another level too"
     );
     assert_eq!(
         error(&format!(
@@ -228,6 +230,6 @@ fn levels_as_boxes_or_a_grid() {
         error(&format!(
             "{BASE}[fleet]\nlevel_grid = {{ north_m = [0.0, 1.0], east_m = [0.0, 1.0], rows = 0, columns = 4 }}\n{TWO}"
         )),
-        "f.toml: key `fleet.level_grid.rows`: must be an integer in [1, 1024], is 0"
+        "f.toml:13:59: key `fleet.level_grid.rows`: must be an integer in [1, 1024], is 0"
     );
 }

@@ -31,7 +31,7 @@ use crate::outcome::Summary;
 use crate::outcome::verdict::{End, Monitor};
 use crate::time::rng::RngStreams;
 use crate::time::timeline::Timeline;
-use crate::{ConfigError, Micros};
+use crate::{CadenceError, Micros};
 use autopilot_config::autopilot_config;
 
 pub mod autopilot_config;
@@ -66,7 +66,7 @@ pub enum EngineError {
     #[error(transparent)]
     Mission(#[from] MissionError),
     #[error(transparent)]
-    Config(#[from] ConfigError),
+    Config(#[from] CadenceError),
     #[error("the plant integration failed: {0}")]
     Integrator(#[from] IntegratorError),
     #[error("scenario {file}: {reason}")]

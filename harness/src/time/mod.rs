@@ -9,19 +9,19 @@
 //!
 //! A cadence may be given in seconds or in microseconds. Seconds must name a
 //! whole number of microseconds, and every cadence must be a whole multiple of
-//! the base tick; otherwise [`ConfigError`] says which cadence and the nearest
+//! the base tick; otherwise [`CadenceError`] says which cadence and the nearest
 //! valid values. A rate is never silently changed.
 
 use std::fmt;
 use std::ops::{Add, Sub};
 
-mod error;
+mod cadence_error;
 pub mod rng;
 pub mod stage;
 pub mod timeline;
 pub mod ziggurat;
 
-pub use error::ConfigError;
+pub use cadence_error::CadenceError;
 
 /// A time or duration in microseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -75,9 +75,9 @@ impl fmt::Display for Micros {
 const INTEGER_SLACK: f64 = 1e-9;
 
 /// Whole microseconds in `value_s` seconds, or the two nearest whole values.
-pub fn micros_from_secs(name: &str, value_s: f64) -> Result<Micros, ConfigError> {
+pub fn micros_from_secs(name: &str, value_s: f64) -> Result<Micros, CadenceError> {
     if !(value_s.is_finite() && value_s > 0.0) {
-        return Err(ConfigError::NonPositivePeriod {
+        return Err(CadenceError::NonPositivePeriod {
             name: name.to_string(),
             value: format!("{value_s} s"),
         });
@@ -87,7 +87,7 @@ pub fn micros_from_secs(name: &str, value_s: f64) -> Result<Micros, ConfigError>
     if (us - nearest).abs() <= INTEGER_SLACK * nearest.max(1.0) && nearest >= 1.0 {
         return Ok(Micros(nearest as u64));
     }
-    Err(ConfigError::NonIntegerPeriod {
+    Err(CadenceError::NonIntegerPeriod {
         name: name.to_string(),
         value_s,
         below_us: (us.floor() as u64).max(1),
@@ -104,16 +104,16 @@ pub struct Cadence {
 
 impl Cadence {
     /// A cadence of `period_us`, which must be a positive multiple of `tick`.
-    pub fn from_micros(name: &str, period_us: u64, tick: Micros) -> Result<Cadence, ConfigError> {
+    pub fn from_micros(name: &str, period_us: u64, tick: Micros) -> Result<Cadence, CadenceError> {
         if period_us == 0 {
-            return Err(ConfigError::NonPositivePeriod {
+            return Err(CadenceError::NonPositivePeriod {
                 name: name.to_string(),
                 value: "0 us".into(),
             });
         }
         if !period_us.is_multiple_of(tick.0) {
             let below = period_us / tick.0 * tick.0;
-            return Err(ConfigError::NotMultipleOfTick {
+            return Err(CadenceError::NotMultipleOfTick {
                 name: name.to_string(),
                 period_us,
                 tick_us: tick.0,
@@ -131,12 +131,12 @@ impl Cadence {
     ///
     /// A period that is not whole microseconds is refused with the nearest
     /// periods that are valid here: multiples of the base tick.
-    pub fn from_secs(name: &str, period_s: f64, tick: Micros) -> Result<Cadence, ConfigError> {
+    pub fn from_secs(name: &str, period_s: f64, tick: Micros) -> Result<Cadence, CadenceError> {
         let us = match micros_from_secs(name, period_s) {
             Ok(us) => us,
-            Err(ConfigError::NonIntegerPeriod { name, value_s, .. }) => {
+            Err(CadenceError::NonIntegerPeriod { name, value_s, .. }) => {
                 let ticks = value_s * 1e6 / tick.0 as f64;
-                return Err(ConfigError::NonIntegerPeriod {
+                return Err(CadenceError::NonIntegerPeriod {
                     name,
                     value_s,
                     below_us: (ticks.floor() as u64).max(1) * tick.0,
@@ -149,9 +149,9 @@ impl Cadence {
     }
 
     /// A cadence of `rate_hz`, which must give an exact period.
-    pub fn from_hz(name: &str, rate_hz: f64, tick: Micros) -> Result<Cadence, ConfigError> {
+    pub fn from_hz(name: &str, rate_hz: f64, tick: Micros) -> Result<Cadence, CadenceError> {
         if !(rate_hz.is_finite() && rate_hz > 0.0) {
-            return Err(ConfigError::NonPositivePeriod {
+            return Err(CadenceError::NonPositivePeriod {
                 name: name.to_string(),
                 value: format!("{rate_hz} Hz"),
             });
@@ -187,14 +187,14 @@ mod tests {
         // 120 Hz is 8333.33 us: never silently 8333.
         let err = Cadence::from_hz("autopilot", 120.0, Micros(1)).unwrap_err();
         assert!(
-            matches!(&err, ConfigError::NonIntegerPeriod { name, below_us: 8333, above_us: 8334, .. } if name == "autopilot"),
+            matches!(&err, CadenceError::NonIntegerPeriod { name, below_us: 8333, above_us: 8334, .. } if name == "autopilot"),
             "{err:?}"
         );
         assert!(err.to_string().starts_with("cadence `autopilot`: 0.008333333333333333 s is not a whole number of microseconds; nearest valid: 8333 us or 8334 us"), "{err}");
         let err = micros_from_secs("wind", 0.0000005).unwrap_err();
         assert!(matches!(
             err,
-            ConfigError::NonIntegerPeriod {
+            CadenceError::NonIntegerPeriod {
                 below_us: 1,
                 above_us: 1,
                 ..
@@ -210,7 +210,7 @@ mod tests {
         assert!(
             matches!(
                 &err,
-                ConfigError::NonIntegerPeriod {
+                CadenceError::NonIntegerPeriod {
                     below_us: 3000,
                     above_us: 4000,
                     ..
@@ -228,7 +228,7 @@ mod tests {
         let err = Cadence::from_secs("baro", 0.0125, TICK).unwrap_err();
         assert_eq!(
             err,
-            ConfigError::NotMultipleOfTick {
+            CadenceError::NotMultipleOfTick {
                 name: "baro".into(),
                 period_us: 12_500,
                 tick_us: 1000,
@@ -243,7 +243,7 @@ mod tests {
         let err = Cadence::from_micros("fast", 500, TICK).unwrap_err();
         assert!(matches!(
             err,
-            ConfigError::NotMultipleOfTick {
+            CadenceError::NotMultipleOfTick {
                 below_us: 1000,
                 above_us: 1000,
                 ..
@@ -257,18 +257,18 @@ mod tests {
             assert!(
                 matches!(
                     micros_from_secs("x", v),
-                    Err(ConfigError::NonPositivePeriod { .. })
+                    Err(CadenceError::NonPositivePeriod { .. })
                 ),
                 "{v}"
             );
         }
         assert!(matches!(
             Cadence::from_micros("x", 0, TICK),
-            Err(ConfigError::NonPositivePeriod { .. })
+            Err(CadenceError::NonPositivePeriod { .. })
         ));
         assert!(matches!(
             Cadence::from_hz("x", 0.0, TICK),
-            Err(ConfigError::NonPositivePeriod { .. })
+            Err(CadenceError::NonPositivePeriod { .. })
         ));
     }
 

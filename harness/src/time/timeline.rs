@@ -5,7 +5,7 @@
 //! boundary the stages run in [`crate::time::stage::STAGE_ORDER`]; then the plant
 //! integrates to the next boundary with everything held.
 
-use crate::{Cadence, ConfigError, Micros};
+use crate::{Cadence, CadenceError, Micros};
 
 /// Most cadences a timeline holds (one bit each in [`Due`]).
 pub const MAX_CADENCES: usize = 64;
@@ -45,13 +45,13 @@ impl Timeline {
         cadences: Vec<Cadence>,
         mut events: Vec<Micros>,
         end: Micros,
-    ) -> Result<Self, ConfigError> {
+    ) -> Result<Self, CadenceError> {
         if cadences.len() > MAX_CADENCES {
-            return Err(ConfigError::TooManyCadences { max: MAX_CADENCES });
+            return Err(CadenceError::TooManyCadences { max: MAX_CADENCES });
         }
         for (i, c) in cadences.iter().enumerate() {
             if cadences[..i].iter().any(|o| o.name == c.name) {
-                return Err(ConfigError::DuplicateCadence {
+                return Err(CadenceError::DuplicateCadence {
                     name: c.name.clone(),
                 });
             }
@@ -234,7 +234,7 @@ mod tests {
         assert_eq!(ends, [0, 4000, 8000, 9500]);
         let err =
             Timeline::new(vec![cad("a", 1000), cad("a", 2000)], vec![], Micros(1)).unwrap_err();
-        assert_eq!(err, ConfigError::DuplicateCadence { name: "a".into() });
+        assert_eq!(err, CadenceError::DuplicateCadence { name: "a".into() });
         assert_eq!(
             Timeline::new(vec![cad("x", 1000)], vec![], Micros(1))
                 .unwrap()

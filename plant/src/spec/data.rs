@@ -1,5 +1,6 @@
 //! The spec as written (after `extends` merging), with serde.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 fn up() -> [f64; 3] {
@@ -37,7 +38,7 @@ fn default_alt() -> f64 {
 }
 
 /// A whole aircraft.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AircraftSpec {
     pub schema_version: u32,
     pub name: String,
@@ -59,7 +60,7 @@ pub struct AircraftSpec {
     pub environment: EnvironmentSpec,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct BodySpec {
     pub mass_kg: f64,
     /// Full symmetric tensor about the centre of mass, body FRD.
@@ -78,7 +79,7 @@ pub struct BodySpec {
     pub angular_damping_nms_per_rad: [f64; 3],
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RotorSpec {
     /// Hub position relative to the centre of mass, body FRD.
     pub position_m: [f64; 3],
@@ -89,7 +90,7 @@ pub struct RotorSpec {
     pub spin_dir: i32,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PropellerSpec {
     pub radius_m: f64,
     /// Reaction torque per unit thrust with no inflow (`CP D / (2 pi CT)`).
@@ -129,7 +130,7 @@ fn is_true(b: &bool) -> bool {
     *b
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct MotorSpec {
     pub kv_rpm_per_v: f64,
     pub resistance_ohm: f64,
@@ -140,13 +141,13 @@ pub struct MotorSpec {
     pub current_limit_a: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct EscSpec {
     pub efficiency: f64,
     pub deadzone: f64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ActuatorModel {
     #[default]
@@ -155,7 +156,7 @@ pub enum ActuatorModel {
     SecondOrder,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, JsonSchema)]
 pub struct ActuatorSpec {
     #[serde(default)]
     pub model: ActuatorModel,
@@ -169,14 +170,14 @@ pub struct ActuatorSpec {
     pub rate_limit_per_s: Option<f64>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BatteryKind {
     Thevenin,
     Ideal,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct BatterySpec {
     pub model: BatteryKind,
     pub capacity_ah: f64,
@@ -207,7 +208,7 @@ pub struct BatterySpec {
     pub warning_emergency_soc: f64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SharingSpec {
     #[default]
@@ -215,7 +216,7 @@ pub enum SharingSpec {
     Equal,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default, JsonSchema)]
 pub struct PowerSpec {
     #[serde(default)]
     pub sharing: SharingSpec,
@@ -223,7 +224,7 @@ pub struct PowerSpec {
     pub avionics_power_w: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ContactSpec {
     pub points_m: Vec<[f64; 3]>,
     pub stiffness_n_per_m: f64,
@@ -233,7 +234,7 @@ pub struct ContactSpec {
     pub friction_smoothing_mps: f64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum GravityModel {
     #[default]
@@ -241,7 +242,7 @@ pub enum GravityModel {
     Spherical,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct EnvironmentSpec {
     #[serde(default)]
     pub gravity_model: GravityModel,

@@ -1,35 +1,25 @@
-use std::path::PathBuf;
+use lockstep_config::ConfigError;
 
-/// What is wrong with a spec. `spec` names the file (or `builtin:NAME`).
+/// What is wrong with a spec: its file (a read, the TOML, an unknown or
+/// ill-typed key, a value its checks refuse; `builtin:NAME` for a
+/// built-in), or a name that is no built-in.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SpecError {
-    #[error("cannot read spec {path}: {reason}")]
-    Io { path: PathBuf, reason: String },
-    #[error("{spec}: TOML syntax error: {message}")]
-    Syntax { spec: String, message: String },
-    #[error("{spec}: unknown key(s) {}; check the spelling and the unit suffix", keys.join(", "))]
-    UnknownKeys { spec: String, keys: Vec<String> },
-    #[error("{spec}: key `{key}`: {reason}")]
-    Invalid {
-        spec: String,
-        key: String,
-        reason: String,
-    },
-    #[error("{spec}: schema_version {found} is not supported (this build reads {supported})")]
-    SchemaVersion {
-        spec: String,
-        found: u32,
-        supported: u32,
-    },
-    #[error("{spec}: extends {target}: {reason}")]
-    Extends {
-        spec: String,
-        target: String,
-        reason: String,
-    },
+    #[error(transparent)]
+    File(#[from] ConfigError),
     #[error("no built-in spec named `{name}` (built-in: {})", available.join(", "))]
     UnknownBuiltin {
         name: String,
         available: Vec<String>,
     },
+}
+
+impl SpecError {
+    /// The file error, when it is one.
+    pub fn file(&self) -> Option<&ConfigError> {
+        match self {
+            SpecError::File(e) => Some(e),
+            SpecError::UnknownBuiltin { .. } => None,
+        }
+    }
 }

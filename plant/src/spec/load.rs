@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use lockstep_config::{ConfigError, Source};
+
 use super::builtin::builtin_text;
 use super::{AircraftSpec, SCHEMA_VERSION, SpecError};
 
@@ -24,10 +26,7 @@ impl Origin {
     fn text(&self) -> Result<String, SpecError> {
         match self {
             Origin::Builtin(name) => builtin_text(name).map(str::to_string),
-            Origin::File(p) => std::fs::read_to_string(p).map_err(|e| SpecError::Io {
-                path: p.clone(),
-                reason: e.to_string(),
-            }),
+            Origin::File(p) => Ok(lockstep_config::read(p, "spec")?),
         }
     }
 
@@ -69,19 +68,15 @@ fn load_merged(
     stack: &mut Vec<String>,
 ) -> Result<toml::Table, SpecError> {
     let label = origin.label();
-    let mut table = parse_table(&label, text)?;
+    let source = Source::new(label.clone(), text);
+    let invalid = |key: &str, reason: String| ConfigError::invalid(&source, key, reason);
+    let mut table = lockstep_config::parse(&label, text)?;
     if let Some(v) = table.get("schema_version") {
-        let found = v.as_integer().ok_or_else(|| SpecError::Invalid {
-            spec: label.clone(),
-            key: "schema_version".into(),
-            reason: "must be an integer".into(),
-        })?;
+        let found = v
+            .as_integer()
+            .ok_or_else(|| invalid("schema_version", "must be an integer".into()))?;
         if found != i64::from(SCHEMA_VERSION) {
-            return Err(SpecError::SchemaVersion {
-                spec: label,
-                found: u32::try_from(found).unwrap_or(u32::MAX),
-                supported: SCHEMA_VERSION,
-            });
+            return Err(invalid("schema_version", unsupported(found)).into());
         }
     }
     let extends = match table.remove("extends") {
@@ -90,39 +85,31 @@ fn load_merged(
             .into_iter()
             .map(|v| match v {
                 toml::Value::String(s) => Ok(s),
-                other => Err(SpecError::Invalid {
-                    spec: label.clone(),
-                    key: "extends".into(),
-                    reason: format!("entries must be strings, found {}", other.type_str()),
-                }),
+                other => Err(invalid(
+                    "extends",
+                    format!("entries must be strings, found {}", other.type_str()),
+                )),
             })
             .collect::<Result<_, _>>()?,
         Some(other) => {
-            return Err(SpecError::Invalid {
-                spec: label,
-                key: "extends".into(),
-                reason: format!(
+            return Err(invalid(
+                "extends",
+                format!(
                     "must be an array of spec names or paths, found {}",
                     other.type_str()
                 ),
-            });
+            )
+            .into());
         }
     };
     stack.push(label.clone());
     let mut merged = toml::Table::new();
     for target in extends {
-        let ext_err = |reason: String| SpecError::Extends {
-            spec: label.clone(),
-            target: target.clone(),
-            reason,
-        };
+        let ext_err = |reason: String| invalid("extends", format!("{target}: {reason}"));
         let base = origin.resolve(&target).map_err(ext_err)?;
         let base_label = base.label();
         if stack.contains(&base_label) {
-            return Err(ext_err(format!(
-                "cycle: {} -> {base_label}",
-                stack.join(" -> ")
-            )));
+            return Err(ext_err(format!("cycle: {} -> {base_label}", stack.join(" -> "))).into());
         }
         let base_text = base.text().map_err(|e| ext_err(e.to_string()))?;
         deep_merge(&mut merged, load_merged(&base, &base_text, stack)?);
@@ -132,71 +119,20 @@ fn load_merged(
     Ok(merged)
 }
 
-/// Deserializes a TOML table into `T`, refusing unknown keys and naming the
-/// path of every unknown key or ill-typed value; `label` names the source in
-/// errors. Any strict TOML configuration of the project reads through this.
-pub fn deserialize_strict<T: serde::de::DeserializeOwned>(
-    label: &str,
-    table: toml::Table,
-) -> Result<T, SpecError> {
-    let mut unknown = Vec::new();
-    // serde_ignored writes `?` for an Option layer: not part of the key path.
-    let mut note = |path: serde_ignored::Path| {
-        unknown.push(
-            path.to_string()
-                .split('.')
-                .filter(|s| *s != "?")
-                .collect::<Vec<_>>()
-                .join("."),
-        )
-    };
-    let de = serde_ignored::Deserializer::new(toml::Value::Table(table), &mut note);
-    let value: Result<T, _> = serde_path_to_error::deserialize(de);
-    if !unknown.is_empty() {
-        return Err(SpecError::UnknownKeys {
-            spec: label.to_string(),
-            keys: unknown,
-        });
-    }
-    value.map_err(|e| {
-        let key = e.path().to_string();
-        SpecError::Invalid {
-            spec: label.to_string(),
-            key: if key == "." {
-                "(top level)".into()
-            } else {
-                key
-            },
-            // The first line: the rest repeats the key path ("in `body`").
-            reason: e
-                .inner()
-                .to_string()
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .trim_end()
-                .to_string(),
-        }
-    })
+/// The reason a schema version is refused.
+fn unsupported(found: i64) -> String {
+    format!("{found} is not supported (this build reads {SCHEMA_VERSION})")
 }
 
-/// Parses TOML text into a table; syntax errors carry line and column.
-pub fn parse_table(label: &str, text: &str) -> Result<toml::Table, SpecError> {
-    text.parse()
-        .map_err(|e: toml::de::Error| SpecError::Syntax {
-            spec: label.to_string(),
-            message: e.to_string().trim_end().to_string(),
-        })
-}
-
-fn from_table(label: &str, table: toml::Table) -> Result<AircraftSpec, SpecError> {
-    let spec: AircraftSpec = deserialize_strict(label, table)?;
+fn from_table(source: &Source, table: toml::Table) -> Result<AircraftSpec, SpecError> {
+    let spec: AircraftSpec = lockstep_config::strict(source, table)?;
     if spec.schema_version != SCHEMA_VERSION {
-        return Err(SpecError::SchemaVersion {
-            spec: label.to_string(),
-            found: spec.schema_version,
-            supported: SCHEMA_VERSION,
-        });
+        return Err(ConfigError::invalid(
+            source,
+            "schema_version",
+            unsupported(i64::from(spec.schema_version)),
+        )
+        .into());
     }
     Ok(spec)
 }
@@ -216,7 +152,7 @@ fn load_origin(origin: Origin, text: Option<&str>) -> Result<AircraftSpec, SpecE
     };
     let mut stack = Vec::new();
     let merged = load_merged(&origin, text, &mut stack)?;
-    from_table(&origin.label(), merged)
+    from_table(&Source::new(origin.label(), text), merged)
 }
 
 impl AircraftSpec {

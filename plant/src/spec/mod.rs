@@ -17,7 +17,6 @@ mod validate;
 pub use builtin::BUILTIN_SPECS;
 pub use data::*;
 pub use error::SpecError;
-pub use load::{deserialize_strict, parse_table};
 
 /// The schema version this build reads.
 pub const SCHEMA_VERSION: u32 = 1;

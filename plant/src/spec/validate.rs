@@ -23,11 +23,12 @@ struct Check<'a> {
 
 impl Check<'_> {
     fn err(&self, key: impl Into<String>, reason: impl Into<String>) -> SpecError {
-        SpecError::Invalid {
-            spec: self.source.to_string(),
-            key: key.into(),
-            reason: reason.into(),
-        }
+        lockstep_config::ConfigError::invalid(
+            &lockstep_config::Source::unlocated(self.source),
+            key,
+            reason,
+        )
+        .into()
     }
     fn positive(&self, key: &str, v: f64) -> Result<f64, SpecError> {
         if v.is_finite() && v > 0.0 {

@@ -53,10 +53,10 @@ mod types;
 
 use std::path::{Path, PathBuf};
 
+pub use lockstep_config::{ConfigError, Source};
 use lockstep_plant::integrate::Method;
-use lockstep_plant::spec::{SpecError, deserialize_strict, parse_table};
 
-use crate::{Cadence, ConfigError, Micros};
+use crate::{Cadence, CadenceError, Micros};
 pub use checks::{MAX_DELAY_US, MAX_DURATION_S};
 use checks::{MAX_START_OFFSET_M, MAX_TICK_US, MAX_WIND_MPS, each_within, positive, within};
 pub use dispersions::{Dispersions, SpecAdjust};
@@ -66,55 +66,12 @@ pub use overrides::Override;
 use settings::sensor_settings;
 pub use types::*;
 
-/// What is wrong with a scenario.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum ScenarioError {
-    #[error("cannot read scenario {path}: {reason}")]
-    Io { path: String, reason: String },
-    #[error(transparent)]
-    Toml(#[from] SpecError),
-    #[error("{file}: {source}")]
-    Cadence {
-        file: String,
-        #[source]
-        source: ConfigError,
-    },
-    #[error("{file}: key `{key}`: {reason}")]
-    Invalid {
-        file: String,
-        key: String,
-        reason: String,
-    },
-    /// Keys the format does not have, each with the keys valid where it
-    /// was found.
-    #[error("{file}: {}", unknown_keys(.keys))]
-    UnknownKeys {
-        file: String,
-        keys: Vec<(String, Vec<String>)>,
-    },
-}
-
-fn unknown_keys(keys: &[(String, Vec<String>)]) -> String {
-    keys.iter()
-        .map(|(k, valid)| {
-            let parent = k.rsplit_once('.').map_or("", |(p, _)| p);
-            let place = if parent.is_empty() {
-                "at the top level".to_string()
-            } else {
-                format!("in [{parent}]")
-            };
-            if valid.is_empty() {
-                format!("unknown key `{k}`")
-            } else {
-                format!("unknown key `{k}` (valid {place}: {})", valid.join(", "))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("; ")
-}
+/// What is wrong with a scenario: a configuration file's error (the file,
+/// the key, its line and column).
+pub type ScenarioError = ConfigError;
 
 /// Largest scenario file read: 16 MiB.
-pub const MAX_SCENARIO_BYTES: u64 = 16 << 20;
+pub const MAX_SCENARIO_BYTES: u64 = lockstep_config::MAX_BYTES;
 
 /// The supported `schema_version`.
 pub const SCENARIO_SCHEMA_VERSION: u32 = 1;
@@ -164,19 +121,6 @@ const DEFAULT_CADENCES_US: [(&str, u64); 8] = [
     ("wind", 10_000),
 ];
 
-/// The text of a configuration file (a `what` file: scenario, system,
-/// fleet) of at most [`MAX_SCENARIO_BYTES`]; the reason when it cannot be
-/// read.
-pub fn read_bounded(path: &Path, what: &str) -> Result<String, String> {
-    let size = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
-    if size > MAX_SCENARIO_BYTES {
-        return Err(format!(
-            "{size} bytes; a {what} file may hold at most {MAX_SCENARIO_BYTES}"
-        ));
-    }
-    std::fs::read_to_string(path).map_err(|e| e.to_string())
-}
-
 impl Scenario {
     pub fn load(path: impl AsRef<Path>) -> Result<Scenario, ScenarioError> {
         Scenario::load_with(path, &[])
@@ -196,10 +140,7 @@ impl Scenario {
     /// The text of the scenario file at `path` (at most
     /// [`MAX_SCENARIO_BYTES`]).
     pub fn read_text(path: &Path) -> Result<String, ScenarioError> {
-        read_bounded(path, "scenario").map_err(|reason| ScenarioError::Io {
-            path: path.display().to_string(),
-            reason,
-        })
+        lockstep_config::read(path, "scenario")
     }
 
     /// A scenario from text, as if read from `path` (relative paths in it are
@@ -215,66 +156,55 @@ impl Scenario {
         overrides: &[Override],
     ) -> Result<Scenario, ScenarioError> {
         let path = path.as_ref();
-        let (table, label) = Scenario::parse_with(text, path, overrides)?;
+        let (table, source) = Scenario::parse_with(text, path, overrides)?;
         if table.contains_key("vehicles") {
-            return Err(ScenarioError::Invalid {
-                file: label,
-                key: "vehicles".into(),
-                reason: "this is a fleet scenario ([[vehicles]]), which `lockstep fly` flies; \
-                         this needs a scenario of one [vehicle]"
-                    .into(),
-            });
+            return Err(ConfigError::invalid(
+                &source,
+                "vehicles",
+                "this is a fleet scenario ([[vehicles]]), which `lockstep fly` flies; this needs \
+                 a scenario of one [vehicle]",
+            ));
         }
-        Scenario::from_table(table, path, label)
+        Scenario::from_table(table, path, &source)
     }
 
-    /// The scenario text as a table with `overrides` applied, and the label
-    /// its errors carry (the path, and the overrides when there are any).
+    /// The scenario text as a table with `overrides` applied, and the
+    /// source its errors name (the path, and the overrides when there are
+    /// any; an overridden key is not looked for in the text).
     pub fn parse_with(
         text: &str,
         path: &Path,
         overrides: &[Override],
-    ) -> Result<(toml::Table, String), ScenarioError> {
-        let mut label = path.display().to_string();
-        let mut table = parse_table(&label, text)?;
-        overrides::apply(&mut table, overrides, &label)?;
+    ) -> Result<(toml::Table, Source), ScenarioError> {
+        let mut source = Source::new(path.display().to_string(), text);
+        let mut table = lockstep_config::parse(&source.label, text)?;
+        overrides::apply(&mut table, overrides, &source)?;
         // Errors after this point may come from an overridden value.
         if !overrides.is_empty() {
             let given: Vec<&str> = overrides.iter().map(|o| o.given_as.as_str()).collect();
-            label = format!("{label} (with {})", given.join(", "));
+            source.label = format!("{} (with {})", source.label, given.join(", "));
+            source.unlocated = overrides.iter().map(|o| o.key.clone()).collect();
         }
-        Ok((table, label))
+        Ok((table, source))
     }
 
     /// A scenario from its parsed table (see [`Scenario::parse_with`]), as if
-    /// read from `path`; `label` names it in errors.
+    /// read from `path`; `source` names it in errors.
     pub fn from_table(
         table: toml::Table,
         path: &Path,
-        label: String,
+        source: &Source,
     ) -> Result<Scenario, ScenarioError> {
-        let f: File = deserialize_strict(&label, table).map_err(|e| match e {
-            SpecError::UnknownKeys { spec, keys } => ScenarioError::UnknownKeys {
-                file: spec,
-                keys: keys
-                    .into_iter()
-                    .map(|k| {
-                        let parent = k.rsplit_once('.').map_or("", |(p, _)| p);
-                        let valid = reference::valid_keys(parent).unwrap_or_default();
-                        (k, valid)
-                    })
-                    .collect(),
-            },
-            e => ScenarioError::Toml(e),
-        })?;
-        let invalid = |key: &str, reason: String| ScenarioError::Invalid {
-            file: label.clone(),
-            key: key.to_string(),
-            reason,
-        };
-        let cad_err = |source| ScenarioError::Cadence {
-            file: label.clone(),
-            source,
+        let f: File = lockstep_config::strict(source, table)?;
+        let invalid = |key: &str, reason: String| ConfigError::invalid(source, key, reason);
+        // A cadence's error is its key's: `cadences.<name>`.
+        let cad_err = |e: CadenceError| {
+            let name = e.cadence().to_string();
+            let text = e.to_string();
+            let reason = text
+                .strip_prefix(&format!("cadence `{name}`: "))
+                .unwrap_or(&text);
+            invalid(&format!("cadences.{name}"), reason.to_string())
         };
         if f.schema_version != SCENARIO_SCHEMA_VERSION {
             return Err(invalid(
@@ -502,7 +432,7 @@ impl Scenario {
 }
 
 enum Either {
-    Config(ConfigError),
+    Config(CadenceError),
     Key(String),
 }
 

@@ -3,7 +3,7 @@
 //! before it is validated, so an overridden value passes exactly the checks
 //! a value in the file does, and an error names the key.
 
-use super::ScenarioError;
+use super::{ConfigError, ScenarioError, Source};
 
 /// One override: a dotted key path into the scenario and a TOML value.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,17 +98,21 @@ fn value_of(raw: &str) -> toml::Value {
         .unwrap_or_else(|| toml::Value::String(raw.to_string()))
 }
 
-/// Writes every override into `table`, creating missing tables on the way.
+/// Writes every override into `table` (from `source`), creating missing
+/// tables on the way; an override that cannot be written is its key's
+/// error (from the command line: not located in the file).
 pub(super) fn apply(
     table: &mut toml::Table,
     overrides: &[Override],
-    label: &str,
+    source: &Source,
 ) -> Result<(), ScenarioError> {
     for o in overrides {
-        set(table, o).map_err(|reason| ScenarioError::Invalid {
-            file: label.to_string(),
-            key: o.key.clone(),
-            reason: format!("{reason} (from {})", o.given_as),
+        set(table, o).map_err(|reason| {
+            ConfigError::invalid(
+                &Source::unlocated(source.label.clone()),
+                o.key.clone(),
+                format!("{reason} (from {})", o.given_as),
+            )
         })?;
     }
     Ok(())
@@ -251,7 +255,7 @@ mod tests {
             Override::parse("--set", "autopilot.params.MPC_XY_VEL_P=1.5").unwrap(),
             Override::parse("--set", "events.0.at_s=2.5").unwrap(),
         ];
-        apply(&mut t, &os, "s.toml").unwrap();
+        apply(&mut t, &os, &Source::unlocated("s.toml")).unwrap();
         assert_eq!(t["simulation"]["seed"].as_integer(), Some(9));
         assert_eq!(
             t["autopilot"]["params"]["MPC_XY_VEL_P"].as_float(),
@@ -264,9 +268,13 @@ mod tests {
     fn paths_through_values_or_past_arrays_are_errors_naming_the_key() {
         let mut t = table("[simulation]\nseed = 1\n[[events]]\nat_s = 1.0\n");
         let err = |s: &str, t: &mut toml::Table| {
-            apply(t, &[Override::parse("--set", s).unwrap()], "s.toml")
-                .unwrap_err()
-                .to_string()
+            apply(
+                t,
+                &[Override::parse("--set", s).unwrap()],
+                &Source::unlocated("s.toml"),
+            )
+            .unwrap_err()
+            .to_string()
         };
         assert_eq!(
             err("simulation.seed.x=1", &mut t),

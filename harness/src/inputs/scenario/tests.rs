@@ -31,21 +31,21 @@ fn defaults_and_every_period_form() {
 #[test]
 fn cadence_errors_name_the_cadence_and_nearest_values() {
     let e = parse("[cadences]\nautopilot = { rate_hz = 120 }\n").unwrap_err();
-    assert!(e.to_string().starts_with("test.toml: cadence `autopilot`: 0.008333333333333333 s is not a whole number of microseconds; nearest valid: 8000 us or 9000 us"), "{e}");
+    assert!(e.to_string().starts_with("test.toml:8:1: key `cadences.autopilot`: 0.008333333333333333 s is not a whole number of microseconds; nearest valid: 8000 us or 9000 us"), "{e}");
     let e = parse("[cadences]\nbaro = { period_us = 12500 }\n").unwrap_err();
     assert_eq!(
         e.to_string(),
-        "test.toml: cadence `baro`: 12500 us is not a multiple of the base tick of 1000 us; nearest valid: 12000 us or 13000 us"
+        "test.toml:8:1: key `cadences.baro`: 12500 us is not a multiple of the base tick of 1000 us; nearest valid: 12000 us or 13000 us"
     );
     let e = parse("[cadences]\nimu = { period_us = 4000, rate_hz = 250 }\n").unwrap_err();
     assert_eq!(
         e.to_string(),
-        "test.toml: key `cadences.imu`: give exactly one of period_us, period_s, rate_hz"
+        "test.toml:8:1: key `cadences.imu`: give exactly one of period_us, period_s, rate_hz"
     );
     let e = parse("[cadences]\nlidar = { rate_hz = 10 }\n").unwrap_err();
     assert_eq!(
         e.to_string(),
-        "test.toml: unknown key `cadences.lidar` (valid in [cadences]: autopilot, baro, estimator, gps, imu, log, mag, physics, wind)"
+        "test.toml:8:1: unknown key `cadences.lidar` (valid in [cadences]: autopilot, baro, estimator, gps, imu, log, mag, physics, wind)"
     );
 }
 
@@ -124,12 +124,12 @@ fn sensor_settings_overlay_the_defaults() {
     let e = parse("[sensors.baro]\nnoise_pa = -1.0\n").unwrap_err();
     assert_eq!(
         e.to_string(),
-        "test.toml: key `sensors.baro.noise_pa`: must be in [0, 10000], is -1"
+        "test.toml:8:1: key `sensors.baro.noise_pa`: must be in [0, 10000], is -1"
     );
     let e = parse("[sensors.imu]\nnoise = 1.0\n").unwrap_err();
     assert_eq!(
         e.to_string(),
-        "test.toml: unknown key `sensors.imu.noise` (valid in [sensors.imu]: accel_bias_walk_mps2_per_sqrt_s, accel_noise_mps2, gyro_bias_walk_radps_per_sqrt_s, gyro_noise_radps)"
+        "test.toml:8:1: unknown key `sensors.imu.noise` (valid in [sensors.imu]: accel_bias_walk_mps2_per_sqrt_s, accel_noise_mps2, gyro_bias_walk_radps_per_sqrt_s, gyro_noise_radps)"
     );
 }
 
@@ -142,7 +142,7 @@ fn event_errors_name_the_event_and_key() {
         ),
         (
             "[[events]]\nat_s = 1.0\naction = \"explode\"\n",
-            "test.toml: key `events[0].action`: `explode` is not an action",
+            "test.toml:9:1: key `events[0].action`: `explode` is not an action",
         ),
         (
             "[[events]]\nat_s = 1.0\naction = \"motor_fail\"\n",
@@ -150,23 +150,23 @@ fn event_errors_name_the_event_and_key() {
         ),
         (
             "[[events]]\nat_s = 1.0\naction = \"thrust_loss\"\nmotor = 1\nfraction = 1.5\n",
-            "test.toml: key `events[0].fraction`: must be in [0, 1], is 1.5",
+            "test.toml:11:1: key `events[0].fraction`: must be in [0, 1], is 1.5",
         ),
         (
             "[[events]]\nat_s = 1.0\naction = \"sensor_dropout\"\nsensor = \"lidar\"\n",
-            "test.toml: key `events[0].sensor`: `lidar` is not one of imu, mag, baro, gps, estimator",
+            "test.toml:10:1: key `events[0].sensor`: `lidar` is not one of imu, mag, baro, gps, estimator",
         ),
         (
             "[[events]]\nat_s = 1.00000025\naction = \"arm\"\n",
-            "test.toml: key `events[0].at_s`: cadence `events[0].at_s`: 1.00000025 s is not a whole number of microseconds",
+            "test.toml:8:1: key `events[0].at_s`: cadence `events[0].at_s`: 1.00000025 s is not a whole number of microseconds",
         ),
         (
             "[[events]]\nat_s = 1.0\naction = \"arm\"\nmotr = 1\n",
-            "test.toml: unknown key `events.0.motr` (valid in [events.0]: action, at_s, at_us, battery, fraction, gust, motor, sensor, value, when)",
+            "test.toml:10:1: unknown key `events.0.motr` (valid in [events.0]: action, at_s, at_us, battery, fraction, gust, motor, sensor, value, when)",
         ),
         (
             "[simulation.extra]\n",
-            "test.toml: unknown key `simulation.extra` (valid in [simulation]: duration_s, engine, integrator, seed, tick_us)",
+            "test.toml:7:13: unknown key `simulation.extra` (valid in [simulation]: duration_s, engine, integrator, seed, tick_us)",
         ),
     ];
     for (extra, expect) in cases {
@@ -183,7 +183,7 @@ fn event_errors_name_the_event_and_key() {
     .unwrap_err();
     assert_eq!(
         e.to_string(),
-        "v.toml: key `schema_version`: 2 is not supported (this build reads 1)"
+        "v.toml:1:1: key `schema_version`: 2 is not supported (this build reads 1)"
     );
     let e = Scenario::from_toml_str(
         "schema_version = 1\n[simulation]\nduration_s = 1.0\nengine = \"event_driven\"\n[vehicle]\nspec = \"iris\"\n",
@@ -197,7 +197,7 @@ fn event_errors_name_the_event_and_key() {
     let e = parse("[simulation.integrator]\n").unwrap_err();
     assert!(
         e.to_string().starts_with(
-            "test.toml: key `simulation.integrator`: invalid type: map, expected a string"
+            "test.toml:7:13: key `simulation.integrator`: invalid type: map, expected a string"
         ),
         "{e}"
     );
@@ -208,64 +208,65 @@ fn every_number_is_checked_at_load_with_its_key_path() {
     let cases = [
         (
             "[wind]\nmodel = \"constant\"\nmean_ned_mps = [nan, 0.0, 0.0]\n",
-            "key `wind.mean_ned_mps[0]`: must be a finite number, is NaN",
+            "9:17: key `wind.mean_ned_mps[0]`: must be a finite number, is NaN",
         ),
         (
             "[wind]\nmodel = \"ornstein_uhlenbeck\"\nmean_ned_mps = [1.0, 0.0, 0.0]\nsigma_mps = [0.5, 80.0, 0.1]\ntau_s = [1.0, 1.0, 1.0]\n",
-            "key `wind.sigma_mps[1]`: must be in [0, 50], is 80",
+            "10:19: key `wind.sigma_mps[1]`: must be in [0, 50], is 80",
         ),
         (
             "[wind]\nmodel = \"ornstein_uhlenbeck\"\nsigma_mps = [0.5, 0.5, 0.1]\ntau_s = [1.0, 0.0, 1.0]\n",
-            "key `wind.tau_s[1]`: must be positive and at most 100000, is 0",
+            "10:15: key `wind.tau_s[1]`: must be positive and at most 100000, is 0",
         ),
         (
             "[sensors.gps]\ndelay_us = 20000000\n",
-            "key `sensors.gps.delay_us`: must be at most 10000000 us (10 s), is 20000000",
+            "8:1: key `sensors.gps.delay_us`: must be at most 10000000 us (10 s), is 20000000",
         ),
         (
             "[estimator]\ndelay_us = 99999999999\n",
-            "key `estimator.delay_us`: must be at most 10000000 us (10 s), is 99999999999",
+            "8:1: key `estimator.delay_us`: must be at most 10000000 us (10 s), is 99999999999",
         ),
         (
             "[sensors.mag]\nfield_ned_gauss = [0.2, inf, 0.4]\n",
-            "key `sensors.mag.field_ned_gauss[1]`: must be a finite number, is inf",
+            "8:25: key `sensors.mag.field_ned_gauss[1]`: must be a finite number, is inf",
         ),
         (
             "[[events]]\nat_s = 61.0\naction = \"arm\"\n",
-            "key `events[0].at_s`: must be in [0, 60], is 61",
+            "8:1: key `events[0].at_s`: must be in [0, 60], is 61",
         ),
         (
             "[[events]]\nat_us = 60000001\naction = \"arm\"\n",
-            "key `events[0].at_us`: must be at most the run's end, 60000000 us, is 60000001",
+            "8:1: key `events[0].at_us`: must be at most the run's end, 60000000 us, is 60000001",
         ),
         (
             "[[events]]\nat_s = 1.0\naction = \"wind_gust\"\ngust = { amplitude_ned_mps = [1e9, 0.0, 0.0], hold_s = 1.0 }\n",
-            "key `events[0].gust.amplitude_ned_mps[0]`: must be in [-100, 100], is 1e9",
+            "10:31: key `events[0].gust.amplitude_ned_mps[0]`: must be in [-100, 100], is 1e9",
         ),
         (
             "[[events]]\nat_s = 1.0\naction = \"wind_gust\"\ngust = { amplitude_ned_mps = [1.0, 0.0, 0.0], hold_s = 1e300 }\n",
-            "key `events[0].gust.hold_s`: must be in [0, 60], is 1e300",
+            "10:47: key `events[0].gust.hold_s`: must be in [0, 60], is 1e300",
         ),
         (
             "[[events]]\nwhen = { soc_below = 1.5 }\naction = \"rtl\"\n",
-            "key `events[0].when.soc_below`: must be in [0, 1], is 1.5",
+            "8:10: key `events[0].when.soc_below`: must be in [0, 1], is 1.5",
         ),
         (
             "[[events]]\nwhen = { altitude_above_m = nan }\naction = \"rtl\"\n",
-            "key `events[0].when.altitude_above_m`: must be a finite number, is NaN",
+            "8:10: key `events[0].when.altitude_above_m`: must be a finite number, is NaN",
         ),
         (
             "[[events]]\nat_s = 1.0\naction = \"motor_fail\"\nmotor = 12\n",
-            "key `events[0].motor`: must be below 12, is 12",
+            "10:1: key `events[0].motor`: must be below 12, is 12",
         ),
         (
             "[[events]]\nat_s = 1.0\naction = \"sensor_noise_scale\"\nsensor = \"imu\"\nvalue = -1.0\n",
-            "key `events[0].value`: must be in [0, 1000], is -1",
+            "11:1: key `events[0].value`: must be in [0, 1000], is -1",
         ),
     ];
     for (extra, expected) in cases {
         let e = parse(extra).unwrap_err().to_string();
-        assert_eq!(e, format!("test.toml: {expected}"), "{extra}");
+        // `expected` starts with the key's line and column.
+        assert_eq!(e, format!("test.toml:{expected}"), "{extra}");
     }
 }
 
@@ -283,23 +284,23 @@ fn durations_start_and_tick_are_bounded() {
     };
     assert_eq!(
         with("duration_s = 1e300", ""),
-        "test.toml: key `simulation.duration_s`: must be positive and at most 10000000, is 1e300"
+        "test.toml:3:1: key `simulation.duration_s`: must be positive and at most 10000000, is 1e300"
     );
     assert_eq!(
         with("duration_s = -1.0", ""),
-        "test.toml: key `simulation.duration_s`: must be positive and at most 10000000, is -1"
+        "test.toml:3:1: key `simulation.duration_s`: must be positive and at most 10000000, is -1"
     );
     assert_eq!(
         with("duration_s = 10.0\ntick_us = 2000000", ""),
-        "test.toml: key `simulation.tick_us`: must be in [1, 1000000], is 2000000"
+        "test.toml:4:1: key `simulation.tick_us`: must be in [1, 1000000], is 2000000"
     );
     assert_eq!(
         with("duration_s = 10.0", "start_north_m = nan"),
-        "test.toml: key `vehicle.start_north_m`: must be a finite number, is NaN"
+        "test.toml:6:1: key `vehicle.start_north_m`: must be a finite number, is NaN"
     );
     assert_eq!(
         with("duration_s = 10.0", "start_east_m = 2e6"),
-        "test.toml: key `vehicle.start_east_m`: must be in [-1000000, 1000000], is 2000000"
+        "test.toml:6:1: key `vehicle.start_east_m`: must be in [-1000000, 1000000], is 2000000"
     );
 }
 
@@ -318,7 +319,7 @@ fn relative_paths_resolve_only_against_the_scenario_directory() {
     assert_eq!(
         e,
         format!(
-            "{}: key `vehicle.mission`: {}: No such file or directory (os error 2) (relative paths are relative to the scenario's directory)",
+            "{}:6:1: key `vehicle.mission`: {}: No such file or directory (os error 2) (relative paths are relative to the scenario's directory)",
             scenario.display(),
             resolved.display()
         )
@@ -333,7 +334,7 @@ fn relative_paths_resolve_only_against_the_scenario_directory() {
         .to_string();
     assert!(
         e.starts_with(&format!(
-            "{}: key `vehicle.spec`: `quad.toml` is not a built-in spec (",
+            "{}:5:1: key `vehicle.spec`: `quad.toml` is not a built-in spec (",
             scenario.display()
         )) && e.ends_with(&format!(
             ") and {}: No such file or directory (os error 2) (relative paths are relative to the scenario's directory)",

@@ -1,8 +1,9 @@
-//! Configuration errors of the runtime.
+//! Errors of cadences: a period that is not whole microseconds, not a
+//! multiple of the base tick, not positive; a cadence defined twice.
 
-/// A configuration the runtime refuses, with what to change.
+/// A cadence the runtime refuses, with what to change.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum ConfigError {
+pub enum CadenceError {
     #[error(
         "cadence `{name}`: {value_s} s is not a whole number of microseconds; \
          nearest valid: {below_us} us or {above_us} us"
@@ -30,4 +31,17 @@ pub enum ConfigError {
     DuplicateCadence { name: String },
     #[error("more than {max} cadences")]
     TooManyCadences { max: usize },
+}
+
+impl CadenceError {
+    /// The cadence the error is about (empty for a timeline with too many).
+    pub fn cadence(&self) -> &str {
+        match self {
+            CadenceError::NonIntegerPeriod { name, .. }
+            | CadenceError::NotMultipleOfTick { name, .. }
+            | CadenceError::NonPositivePeriod { name, .. }
+            | CadenceError::DuplicateCadence { name } => name,
+            CadenceError::TooManyCadences { .. } => "",
+        }
+    }
 }
