@@ -5,9 +5,25 @@
 //! ([`build_world`]); the sensors and estimator ([`build_avionics`]); and,
 //! for the whole-vehicle engine, the plant's integrator and the log.
 
-use super::*;
+use std::path::Path;
+
+use lockstep_abi::{Autopilot, Isolation};
+use lockstep_plant::{AircraftSpec, Multirotor};
+
+use super::autopilot_config::autopilot_config;
+use super::avionics::Avionics;
+use super::plant_runner::PlantRunner;
+use super::vehicle::Vehicle;
+use super::world::{Cad, World};
+use super::{Engine, EngineError, logging, numbered};
+use crate::Micros;
 use crate::environment::sensors::{Baro, Estimator, Gps, History, Imu, Mag};
 use crate::environment::wind::Wind;
+use crate::inputs::mission::Mission;
+use crate::inputs::scenario::{Action, EngineKind, Scenario, Trigger};
+use crate::outcome::verdict::Monitor;
+use crate::time::rng::RngStreams;
+use crate::time::timeline::Timeline;
 use lockstep_plant::integrate::Options;
 
 /// An error about the scenario file's content.

@@ -2,8 +2,18 @@
 //! conditions hold, commands reach the autopilot's next step, faults act on
 //! the plant's inputs and the sensors; and the run's timeline.
 
+use lockstep_abi::ffi::{
+    LOCKSTEP_ARM_ARM, LOCKSTEP_ARM_DISARM, LOCKSTEP_MODE_HOLD, LOCKSTEP_MODE_LAND,
+    LOCKSTEP_MODE_RTL,
+};
+
+use super::Engine;
+use super::avionics::{Avionics, SensorFault};
 use super::vehicle::FaultState;
-use super::*;
+use super::world::World;
+use crate::Micros;
+use crate::environment::wind::Gust;
+use crate::inputs::scenario::{Action, Condition, SensorId, Trigger};
 
 impl Engine {
     /// The timeline so far (events, mode changes, failsafes, crashes) in

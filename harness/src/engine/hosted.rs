@@ -12,13 +12,20 @@
 //! built: the host owns what they would change. Gusts change the wind the
 //! bridge reports ([`HostedVehicle::wind`]), which a host may apply or not.
 
+use std::path::Path;
+
+use lockstep_abi::{Autopilot, Isolation};
+
+use super::EngineError;
+use super::world::World;
+use crate::Micros;
+use crate::inputs::scenario::{Action, Scenario};
 use lockstep_abi::ffi::*;
 
 use super::avionics::Avionics;
 use super::build::{self, Physics, invalid};
 use super::events::{Situation, stage_scenario};
 use super::vehicle::FaultState;
-use super::*;
 use crate::environment::sensors::Truth;
 use crate::time::timeline::Due;
 

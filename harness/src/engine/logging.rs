@@ -1,8 +1,17 @@
 //! The logging stage: one row per log boundary, and the log's sidecar
 //! completed when the run ends.
 
-use super::*;
+use std::path::{Path, PathBuf};
+
+use lockstep_plant::Multirotor;
+
+use super::avionics::SensorFault;
+use super::{Engine, EngineError};
+use crate::Micros;
+use crate::inputs::scenario::Scenario;
 use crate::io::log::fault_bits;
+use crate::io::log::{FlightLog, LogRow};
+use crate::io::log_meta::LogMeta;
 
 impl Engine {
     /// Rewrites the log's sidecar with its rows, last time and digest.

@@ -8,9 +8,13 @@
 //! The log and the recording do not move: whoever writes the log keeps it
 //! ([`Engine::take_log`], [`Engine::put_log`]).
 
+use std::path::PathBuf;
+
+use super::{Engine, EngineError};
+use crate::io::log::FlightLog;
+use crate::io::log_meta::LogMeta;
 use lockstep_abi::AutopilotSnapshot;
 
-use super::*;
 use crate::io::persist::{Persist, PersistError, Reader};
 
 /// The first bytes of a vehicle state, and its format version.

@@ -17,22 +17,18 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use lockstep_abi::ffi::*;
-use lockstep_abi::{AbiError, Autopilot, Isolation};
+use lockstep_abi::{AbiError, Autopilot};
 use lockstep_plant::integrate::IntegratorError;
 use lockstep_plant::{AircraftSpec, Multirotor, PlantInputs, PlantOutputs, SpecError};
 
-use crate::environment::wind::Gust;
-use crate::inputs::mission::{Mission, MissionError};
-use crate::inputs::scenario::{Action, Condition, EngineKind, Scenario, SensorId, Trigger};
+use crate::inputs::mission::MissionError;
+use crate::inputs::scenario::Action;
 use crate::io::log::{FlightLog, LogRow};
 use crate::io::log_meta::LogMeta;
 use crate::io::record::{RecordError, Recorder};
 use crate::outcome::Summary;
-use crate::outcome::verdict::{End, Monitor};
-use crate::time::rng::RngStreams;
-use crate::time::timeline::Timeline;
+use crate::outcome::verdict::End;
 use crate::{CadenceError, Micros};
-use autopilot_config::autopilot_config;
 
 pub mod autopilot_config;
 mod avionics;
@@ -52,9 +48,8 @@ pub use migration::LogHandle;
 pub use options::{RunOptions, cores};
 pub use plant_runner::PlantRunner;
 
-use avionics::{Avionics, SensorFault};
 use vehicle::Vehicle;
-use world::{Cad, World};
+use world::World;
 
 /// Why a run stopped before its end.
 #[derive(Debug, thiserror::Error)]
