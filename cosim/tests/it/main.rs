@@ -1,0 +1,7 @@
+//! The co-simulation crate's tests: one test binary, a module per subject
+//! (the master's semantics, system files, the record, the wire).
+
+mod file;
+mod master;
+mod record;
+mod wire;
