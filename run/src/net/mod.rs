@@ -66,3 +66,7 @@ impl Network {
         }
     }
 }
+
+/// A build without the network refuses each part of a run that needs it.
+#[cfg(all(test, not(feature = "distributed")))]
+mod tests;
