@@ -77,7 +77,7 @@ impl Method {
 /// interval.
 ///
 /// Measured on a manoeuvring flight in 4 ms intervals (tests in
-/// `plant/tests/step_start.rs`): on the built-in Iris DP5 needs 7.0 RHS
+/// `plant/tests/it/step_start.rs`): on the built-in Iris DP5 needs 7.0 RHS
 /// evaluations per interval and BS3 4.0, with either; with stiff rotors
 /// (4 ms) in the error norm DP5 needs 7.1 with `Restart` and 11.5 with
 /// `Carry` (a carried step just below the interval splits it into two
