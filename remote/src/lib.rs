@@ -6,7 +6,8 @@
 //! With the `zenoh` feature: the zenoh session every networked part opens
 //! ([`net`]), the serving and calling ends of a remote call with per-call
 //! deadlines and liveliness ([`link`], [`serve`]), and the child
-//! processes a run starts to serve its parts ([`processes`]).
+//! processes a run starts to serve its parts ([`processes`]). Without a
+//! network: a far end in a thread of this process ([`thread`]).
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -17,6 +18,7 @@ pub mod link;
 pub mod net;
 #[cfg(feature = "zenoh")]
 pub mod processes;
+pub mod thread;
 
 /// How a caller reaches the other process.
 pub trait Transport: Send {
@@ -163,5 +165,27 @@ mod tests {
         assert!(reply.unwrap_err().starts_with("a malformed request: "));
         let (_, last) = answer(&mut Doubler, &Postcard::encode(&None::<f64>).unwrap());
         assert!(last);
+    }
+
+    #[test]
+    fn a_far_end_in_a_thread_answers_until_its_last_call_then_is_gone() {
+        use thread::{GONE, InThread};
+        let mut t = InThread::serve(|r| answer(&mut Doubler, r));
+        assert_eq!(t.alive(), Ok(()));
+        let v: f64 = call::<Postcard, _, _>(&mut t, &Some(1.25)).unwrap();
+        assert_eq!(v, 2.5);
+        let e = call::<Postcard, _, f64>(&mut t, &None::<f64>).unwrap_err();
+        assert_eq!(e, "no number", "the last call is still answered");
+        let e = call::<Postcard, _, f64>(&mut t, &Some(1.0)).unwrap_err();
+        assert_eq!(e, GONE);
+        assert_eq!(t.alive(), Err(GONE.to_string()));
+    }
+
+    #[test]
+    fn a_far_end_whose_answer_panics_is_gone_not_a_hang() {
+        use thread::{GONE, InThread};
+        let mut t = InThread::serve(|_| panic!("the far end failed"));
+        let e = call::<Postcard, _, f64>(&mut t, &Some(1.0)).unwrap_err();
+        assert_eq!(e, GONE);
     }
 }

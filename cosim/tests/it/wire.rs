@@ -3,13 +3,12 @@
 //! for bit, NaN included; its period agreed at connection; its errors
 //! reported.
 
-use std::sync::mpsc::{Receiver, Sender, channel};
-
 use lockstep_cosim::wire::{RemoteParticipant, Reply, Request, Transport, WireVariable, answer};
 use lockstep_cosim::{
     Connect, FnParticipant, Mode, Participant, SystemBuilder, TransferSpec, Variable,
 };
 use lockstep_harness::Micros;
+use lockstep_remote::thread::InThread;
 
 const MS: Micros = Micros(1000);
 const MS2: Micros = Micros(2000);
@@ -46,41 +45,16 @@ fn oscillator(fail_at_us: Option<u64>) -> Box<dyn Participant> {
     ))
 }
 
-#[derive(Debug)]
-struct Thread {
-    to: Sender<Vec<u8>>,
-    from: Receiver<Result<Vec<u8>, String>>,
-}
-
-impl Thread {
-    fn serve(mut p: Box<dyn Participant>) -> Thread {
-        let (to, rx) = channel::<Vec<u8>>();
-        let (tx, from) = channel();
-        std::thread::spawn(move || {
-            while let Ok(req) = rx.recv() {
-                let (reply, last) = answer(p.as_mut(), &req);
-                tx.send(reply).unwrap();
-                if last {
-                    break;
-                }
-            }
-        });
-        Thread { to, from }
-    }
-}
-
-impl Transport for Thread {
-    fn call(&mut self, request: Vec<u8>) -> Result<Vec<u8>, String> {
-        self.to.send(request).map_err(|_| "gone".to_string())?;
-        self.from.recv().map_err(|_| "gone".to_string())?
-    }
+/// The far end: a thread answering with `answer`, through the wire format.
+fn far_end(mut part: Box<dyn Participant>) -> InThread {
+    InThread::serve(move |request| answer(part.as_mut(), request))
 }
 
 fn system(remote: bool, fail_at_us: Option<u64>) -> lockstep_cosim::Cosim {
     let mut b = SystemBuilder::new(MS);
     let osc = oscillator(fail_at_us);
     let osc: Box<dyn Participant> = if remote {
-        Box::new(RemoteParticipant::connect(Thread::serve(osc), MS2).unwrap())
+        Box::new(RemoteParticipant::connect(far_end(osc), MS2).unwrap())
     } else {
         osc
     };
@@ -147,7 +121,7 @@ fn a_remote_participants_period_and_errors_are_reported() {
         "participant `osc` failed in step at 10000 us: the oscillator diverged"
     );
     // Agreed at 2 ms, declared at another period: refused when built.
-    let p = RemoteParticipant::connect(Thread::serve(oscillator(None)), MS2).unwrap();
+    let p = RemoteParticipant::connect(far_end(oscillator(None)), MS2).unwrap();
     let mut b = SystemBuilder::new(MS);
     b.participant("osc", Some(Micros(4000)), Box::new(p))
         .unwrap();

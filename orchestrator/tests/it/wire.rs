@@ -3,12 +3,11 @@
 //! the same data, floats bit for bit; its errors and a vanished far end
 //! are reported.
 
-use std::sync::mpsc::{Receiver, Sender, channel};
-
-use lockstep_orchestrator::wire::{RemoteModel, Transport, answer};
+use lockstep_orchestrator::wire::{RemoteModel, answer};
 use lockstep_orchestrator::{
     DataMask, Key, Model, Moment, Orchestrator, OrchestratorError, Outcome, TimelineInfo, Update,
 };
+use lockstep_remote::thread::InThread;
 use serde_json::{Value, json};
 
 const INFO: TimelineInfo = TimelineInfo {
@@ -71,39 +70,9 @@ impl Model for Echo {
     }
 }
 
-/// The far end: a thread answering with `answer`.
-#[derive(Debug)]
-struct Thread {
-    to: Sender<Vec<u8>>,
-    from: Receiver<Result<Vec<u8>, String>>,
-}
-
-impl Thread {
-    fn serve(mut model: Box<dyn Model>) -> Thread {
-        let (to, rx) = channel::<Vec<u8>>();
-        let (tx, from) = channel();
-        std::thread::spawn(move || {
-            while let Ok(req) = rx.recv() {
-                let (reply, last) = answer(model.as_mut(), &req);
-                tx.send(reply).unwrap();
-                if last {
-                    break;
-                }
-            }
-        });
-        Thread { to, from }
-    }
-}
-
-impl Transport for Thread {
-    fn call(&mut self, request: Vec<u8>) -> Result<Vec<u8>, String> {
-        self.to
-            .send(request)
-            .map_err(|_| "the far end is gone".to_string())?;
-        self.from
-            .recv()
-            .map_err(|_| "the far end is gone".to_string())?
-    }
+/// The far end: a thread answering with `answer`, through the wire format.
+fn far_end(mut part: Box<dyn Model>) -> InThread {
+    InThread::serve(move |request| answer(part.as_mut(), request))
 }
 
 fn run(
@@ -121,7 +90,7 @@ fn run(
         next: 0,
     });
     let noisy: Box<dyn Model> = if remote {
-        Box::new(RemoteModel::connect(Thread::serve(noisy)).unwrap())
+        Box::new(RemoteModel::connect(far_end(noisy)).unwrap())
     } else {
         noisy
     };
@@ -157,7 +126,7 @@ fn a_remote_models_error_and_its_end_are_reported() {
         "model `noisy` failed in update at timestamp 14: the noisy model broke"
     );
     // The far end gone: the next call says so.
-    let mut m = RemoteModel::connect(Thread::serve(Box::new(Echo))).unwrap();
+    let mut m = RemoteModel::connect(far_end(Box::new(Echo))).unwrap();
     assert_eq!(m.finish().unwrap(), Value::Null);
     let at = Moment {
         timestamp: 0,
