@@ -138,7 +138,7 @@ enum Command {
         out: PathBuf,
     },
     /// Fly a scenario in lockstep and print a summary (wall time,
-    /// real-time factor, the log's digest, the timeline, the verdict).
+    /// real-time factor, the timeline, the verdict; with a log, its digest).
     Fly(fly::FlyArgs),
     /// The same as `fly`.
     Run(fly::FlyArgs),

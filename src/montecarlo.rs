@@ -85,8 +85,9 @@ pub fn command(a: MonteCarloArgs) -> ExitCode {
     };
     if !quiet {
         say!(
-            "batch         {runs} runs of {shown} (master seed {}), {jobs} {workers:?} workers",
-            prepared.master_seed()
+            "batch         {runs} runs of {shown} (master seed {}), {jobs} workers ({})",
+            prepared.master_seed(),
+            workers.name()
         );
     }
     // SIGINT/SIGTERM: no new run starts; the rows done are written, the

@@ -210,6 +210,8 @@ fn a_batch_with_a_crashing_autopilot_completes_and_reports_the_failed_runs() {
         r.stdout.contains(&format!("{} failed", failed.len())),
         "{r}"
     );
+    // The workers by their `--workers` name (it printed `Processes`).
+    assert!(r.stdout.contains(" workers (processes)\n"), "{r}");
 }
 
 #[test]

@@ -56,6 +56,16 @@ pub enum Workers {
     Threads,
 }
 
+impl Workers {
+    /// Its name as the summary and `--workers` write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Workers::Processes => "processes",
+            Workers::Threads => "threads",
+        }
+    }
+}
+
 /// A batch to fly.
 #[derive(Debug, Clone)]
 pub struct BatchRequest {

@@ -153,3 +153,10 @@ fn a_failed_row_has_its_draws_and_reason_but_no_measurements() {
     );
     assert_eq!(&rec[22], "");
 }
+
+#[test]
+fn the_workers_name_is_the_one_the_summary_writes() {
+    for w in [Workers::Processes, Workers::Threads] {
+        assert_eq!(serde_json::to_value(w).unwrap(), w.name());
+    }
+}
