@@ -95,7 +95,8 @@ impl ScenarioArgs {
                 v.clone()
             } else {
                 match std::path::absolute(v) {
-                    Ok(p) if p.is_file() => p.display().to_string(),
+                    // Whatever exists is the loader's to judge (a device, a directory).
+                    Ok(p) if p.exists() => p.display().to_string(),
                     Ok(p) => {
                         let names: Vec<&str> = lockstep_plant::spec::BUILTIN_SPECS
                             .iter()

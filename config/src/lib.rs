@@ -15,6 +15,7 @@
 //! from a default, an extended spec or a command-line override has none).
 
 mod locate;
+mod read;
 mod schema;
 
 use std::path::Path;
@@ -22,6 +23,7 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 
 pub use locate::{Position, locate};
+pub use read::{kind_of, read_text};
 pub use schema::{resolve, valid_keys};
 
 /// Largest configuration file read: 16 MiB.
@@ -235,7 +237,8 @@ impl Source {
 }
 
 /// The text of the configuration file at `path` (a `what` file: scenario,
-/// spec, system, fleet) of at most [`MAX_BYTES`].
+/// spec, system, fleet): a regular file of at most [`MAX_BYTES`]
+/// ([`read_text`]).
 pub fn read(path: &Path, what: &str) -> Result<String, ConfigError> {
     let refuse = |reason: String| ConfigError {
         file: path.display().to_string(),
@@ -244,15 +247,7 @@ pub fn read(path: &Path, what: &str) -> Result<String, ConfigError> {
             reason,
         },
     };
-    let size = std::fs::metadata(path)
-        .map_err(|e| refuse(e.to_string()))?
-        .len();
-    if size > MAX_BYTES {
-        return Err(refuse(format!(
-            "{size} bytes; a {what} file may hold at most {MAX_BYTES}"
-        )));
-    }
-    std::fs::read_to_string(path).map_err(|e| refuse(e.to_string()))
+    read_text(path, what, MAX_BYTES).map_err(refuse)
 }
 
 /// Parses TOML text into a table; a syntax error carries its position.

@@ -123,3 +123,58 @@ fn reads_are_bounded_and_name_the_kind_of_file() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn what_is_not_a_regular_file_is_refused_before_it_is_read() {
+    // /dev/zero never ends and reports a size of 0: it was read until
+    // memory ran out.
+    let e = read(Path::new("/dev/zero"), "scenario").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "cannot read scenario /dev/zero: a character device, not a regular file: \
+         a scenario file must be one"
+    );
+    let dir = std::env::temp_dir().join(format!("lockstep-config-fifo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // A FIFO with no writer: opening it to read would wait for one.
+    let fifo = dir.join("fleet.toml");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let e = read(&fifo, "fleet").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "cannot read fleet {}: a FIFO, not a regular file: a fleet file must be one",
+            fifo.display()
+        )
+    );
+    let e = read(&dir, "spec").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "cannot read spec {}: a directory, not a regular file: a spec file must be one",
+            dir.display()
+        )
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_file_longer_than_it_says_is_read_to_its_bound_only() {
+    // procfs files are regular and report a size of 0, as a file growing
+    // while it is read would report less than it holds.
+    let text = read_text(Path::new("/proc/self/status"), "mission", 1 << 20).unwrap();
+    assert!(text.len() > 64, "{text}");
+    let e = read_text(Path::new("/proc/self/status"), "mission", 64).unwrap_err();
+    assert_eq!(e, "more than 64 bytes; a mission file may hold at most 64");
+}
+
+#[test]
+fn text_that_is_not_utf8_names_the_offset() {
+    let path = std::env::temp_dir().join(format!("lockstep-config-latin1-{}", std::process::id()));
+    std::fs::write(&path, b"name = \"caf\xe9\"\n").unwrap();
+    let e = read_text(&path, "system", MAX_BYTES).unwrap_err();
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(e, "not UTF-8 text (an invalid byte at offset 11)");
+}

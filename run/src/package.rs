@@ -54,8 +54,7 @@ type Files = Vec<(String, Vec<u8>, bool)>;
 fn contents(scenario_path: &Path, autopilot: &Path, lib: &Path) -> Result<Files, String> {
     let scenario = Scenario::load(scenario_path).map_err(|e| e.to_string())?;
     let runner = PlantRunner::from_scenario(&scenario).map_err(|e| e.to_string())?;
-    let text = std::fs::read_to_string(scenario_path)
-        .map_err(|e| format!("cannot read {}: {e}", scenario_path.display()))?;
+    let text = lockstep_config::read(scenario_path, "scenario").map_err(|e| e.to_string())?;
     let mut table: toml::Table = text
         .parse()
         .map_err(|e| format!("{}: {e}", scenario_path.display()))?;

@@ -158,3 +158,44 @@ fn mission_errors_name_the_file() {
         )
     );
 }
+
+/// A device as any input file is refused at once, naming the file and the
+/// kind of file it is: every loader read `/dev/zero` until memory ran out.
+#[test]
+fn a_device_as_any_input_file_is_refused_not_read_until_memory_runs_out() {
+    let zero = "/dev/zero";
+    let scenario = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/scenarios/square.toml"
+    );
+    for (args, what) in [
+        (vec!["fly", zero], "scenario"),
+        (vec!["cosim", zero], "system"),
+        (vec!["orchestrate", zero], "fleet"),
+    ] {
+        let r = crate::common::lockstep(&args);
+        assert_eq!(r.code(), 2, "{args:?}: {r}");
+        let expected = format!(
+            "cannot read {what} {zero}: a character device, not a regular file: \
+             a {what} file must be one"
+        );
+        assert!(r.stderr.contains(&expected), "{args:?}: {r}");
+    }
+    // A spec or a mission is a path the scenario resolves first.
+    for (flag, key) in [("--spec", "vehicle.spec"), ("--mission", "vehicle.mission")] {
+        let r = crate::common::lockstep(&["fly", scenario, flag, zero]);
+        assert_eq!(r.code(), 2, "{r}");
+        assert!(r.stderr.contains(&format!("key `{key}`: ")), "{r}");
+        assert!(
+            r.stderr
+                .contains("/dev/zero is a character device, not a regular file"),
+            "{r}"
+        );
+    }
+    // A mission loaded by itself (as the C ABI's hosts do).
+    assert_eq!(
+        Mission::load(zero).unwrap_err().to_string(),
+        "cannot read mission /dev/zero: a character device, not a regular file: \
+         a mission file must be one"
+    );
+}

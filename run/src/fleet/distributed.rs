@@ -68,8 +68,8 @@ pub fn prepare_primary(request: PrimaryRequest) -> Result<PreparedPrimary, RunEr
     if let Some(dir) = &request.out {
         crate::outputs::make_dir("--out", dir)?;
     }
-    let text = std::fs::read_to_string(&scenario)
-        .map_err(|e| RunError::configuration(format!("{}: {e}", scenario.display())))?;
+    let text = lockstep_config::read(&scenario, "scenario")
+        .map_err(|e| RunError::configuration(e.to_string()))?;
     Ok(PreparedPrimary {
         request,
         fs,

@@ -129,15 +129,7 @@ impl Mission {
             path: path.display().to_string(),
             reason,
         };
-        let size = std::fs::metadata(path)
-            .map_err(|e| io(e.to_string()))?
-            .len();
-        if size > MAX_MISSION_BYTES {
-            return Err(io(format!(
-                "{size} bytes; a mission file may hold at most {MAX_MISSION_BYTES}"
-            )));
-        }
-        let text = std::fs::read_to_string(path).map_err(|e| io(e.to_string()))?;
+        let text = lockstep_config::read_text(path, "mission", MAX_MISSION_BYTES).map_err(io)?;
         Mission::parse(&text).map_err(|error| MissionError::InFile {
             path: path.display().to_string(),
             error: Box::new(error),

@@ -479,7 +479,11 @@ fn resolve(dir: &Path, p: &str) -> Result<PathBuf, String> {
     };
     match std::fs::metadata(&resolved) {
         Ok(m) if m.is_file() => Ok(resolved),
-        Ok(_) => Err(format!("{} is not a file", resolved.display())),
+        Ok(m) => Err(format!(
+            "{} is {}, not a regular file",
+            resolved.display(),
+            lockstep_config::kind_of(m.file_type())
+        )),
         Err(e) if path.is_absolute() => Err(format!("{}: {e}", resolved.display())),
         Err(e) => Err(format!(
             "{}: {e} (relative paths are relative to the scenario's directory)",
