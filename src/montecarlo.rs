@@ -91,7 +91,8 @@ pub fn command(a: MonteCarloArgs) -> ExitCode {
         );
     }
     // SIGINT/SIGTERM: no new run starts; the rows done are written, the
-    // others say why they were not flown (a second signal ends at once).
+    // others say why they were not flown (a second signal more than 2 s later
+    // ends at once).
     let interrupt = crate::signals::catch();
     let b = prepared.run(interrupt, |row, n| {
         if quiet {

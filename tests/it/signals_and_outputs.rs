@@ -279,3 +279,69 @@ fn a_recording_cut_by_sigint_replays_as_interrupted() {
     let at_s: f64 = at.parse().unwrap();
     assert!(secs > 0.0 && secs <= at_s, "replayed {secs} s of {at_s} s");
 }
+
+/// `timeout -s INT 2 lockstep fly ...` signals the run and then its process
+/// group: two SIGINTs at once. The second is the same request: the run
+/// still ends at a boundary with its log, sidecar and recording finished
+/// (it ended at the second signal, with no message, the sidecar saying
+/// `"complete": false` and a recording replay called unfinished).
+#[test]
+fn two_signals_at_once_still_finish_every_output() {
+    let dir = TempDir::new("signal-twice");
+    let scenario = idle_scenario(dir.path(), "long.toml", 3000.0, 10);
+    let log = dir.join("log.csv");
+    let rec = dir.join("run.lsrec");
+    let plot = dir.join("flight");
+    // The plots make the run's end long enough for the second signal to
+    // come while the files are being finished.
+    let (mut child, mut out, head) = start(
+        &scenario,
+        &log,
+        &[
+            "--record",
+            rec.to_str().unwrap(),
+            "--plot",
+            plot.to_str().unwrap(),
+        ],
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    sys::send(child.id(), SIGINT).unwrap();
+    // Apart enough not to merge into one pending signal, as timeout's are.
+    std::thread::sleep(Duration::from_millis(5));
+    sys::send(child.id(), SIGINT).unwrap();
+    let mut stdout = head;
+    out.read_to_string(&mut stdout).unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let r = Ran {
+        status: child.wait().unwrap(),
+        stdout,
+        stderr,
+        wall: Duration::ZERO,
+    };
+    assert_eq!(r.code(), 128 + SIGINT, "{r}");
+    let at = r
+        .stderr
+        .strip_prefix("lockstep run: interrupted by SIGINT (interrupted) at t = ")
+        .and_then(|s| s.strip_suffix(" s\n"))
+        .unwrap_or_else(|| panic!("one interruption line: {r}"));
+    let sidecar: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("log.csv.json")).unwrap()).unwrap();
+    assert_eq!(sidecar["complete"], true, "{sidecar}");
+    let (rows, _) = summary_log_line(&r.summary(), &log);
+    assert_eq!(Log::read(&log).rows.len() as u64, rows);
+    let replayed = lockstep(&[Path::new("replay"), &rec]);
+    assert_eq!(replayed.code(), 0, "{replayed}");
+    let line = format!(
+        "recorded run  interrupted by SIGINT (interrupted) at t = {at} s; the recording ends there\n"
+    );
+    assert!(replayed.stdout.contains(&line), "{line}\n{replayed}");
+    for ext in ["png", "svg"] {
+        assert!(plot.with_extension(ext).is_file(), "flight.{ext}: {r}");
+    }
+}
