@@ -39,6 +39,17 @@ fn list_mismatches(m: &[FieldMismatch]) -> String {
         .join("; ")
 }
 
+/// What the library said, as `": message"`, or nothing when it said nothing
+/// (a status without text ends the sentence there).
+fn said(message: &str) -> String {
+    let m = message.trim();
+    if m.is_empty() {
+        String::new()
+    } else {
+        format!(": {m}")
+    }
+}
+
 /// A simulated time as every message writes it: `t = 5.000000 s` (seconds
 /// with all six decimals: the exact microsecond).
 pub fn at(time_us: u64) -> String {
@@ -103,10 +114,10 @@ pub enum AbiError {
     #[error("invalid autopilot input: {reason}")]
     InvalidInput { reason: String },
     /// create() returned NULL.
-    #[error("autopilot create failed: {message}")]
+    #[error("autopilot create failed{}", said(message))]
     CreateFailed { message: String },
     /// step() returned a non-zero status.
-    #[error("autopilot step at {} failed with status {code} ({}): {message}", at(*time_us), crate::status_name(*code))]
+    #[error("autopilot step at {} failed with status {code} ({}){}", at(*time_us), crate::status_name(*code), said(message))]
     StepFailed {
         time_us: u64,
         code: i32,
@@ -131,7 +142,7 @@ pub enum AbiError {
     ContractViolation { time_us: u64, what: String },
     /// The autopilot died or hung (isolated mode): a signal, an exit, no
     /// answer within the watchdog's limit, or a host process it corrupted.
-    #[error("the autopilot {cause} in {}{}{}", function.name(), time_us.map(|t| format!(" at {}", at(t))).unwrap_or_default(), if detail.is_empty() { String::new() } else { format!(": {detail}") })]
+    #[error("the autopilot {cause} in {}{}{}", function.name(), time_us.map(|t| format!(" at {}", at(t))).unwrap_or_default(), said(detail))]
     Crashed {
         function: Function,
         time_us: Option<u64>,
@@ -155,21 +166,21 @@ pub enum AbiError {
         action: Cow<'static, str>,
     },
     /// The library rejected a mission upload.
-    #[error("mission upload of {count} item(s) rejected with status {code} ({}): {message}", crate::status_name(*code))]
+    #[error("mission upload of {count} item(s) rejected with status {code} ({}){}", crate::status_name(*code), said(message))]
     MissionRejected {
         count: usize,
         code: i32,
         message: String,
     },
     /// A parameter call failed.
-    #[error("parameter {name}: {} (status {code}){}", crate::status_name(*code), if message.is_empty() { String::new() } else { format!(": {message}") })]
+    #[error("parameter {name}: {} (status {code}){}", crate::status_name(*code), said(message))]
     Param {
         name: String,
         code: i32,
         message: String,
     },
     /// reset() failed.
-    #[error("autopilot reset failed with status {code} ({}): {message}", crate::status_name(*code))]
+    #[error("autopilot reset failed with status {code} ({}){}", crate::status_name(*code), said(message))]
     ResetFailed { code: i32, message: String },
     /// Some of the migration functions are exported, not all three.
     #[error(
@@ -187,6 +198,57 @@ pub enum AbiError {
     #[error("autopilot snapshot failed: {reason}")]
     SnapshotFailed { reason: String },
     /// restore() refused the snapshot.
-    #[error("autopilot restore failed with status {code} ({}){}", crate::status_name(*code), if message.is_empty() { String::new() } else { format!(": {message}") })]
+    #[error("autopilot restore failed with status {code} ({}){}", crate::status_name(*code), said(message))]
     RestoreFailed { code: i32, message: String },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failure_without_text_ends_its_sentence_without_a_dangling_colon() {
+        let step = |message: &str| {
+            AbiError::StepFailed {
+                time_us: 1000,
+                code: crate::ffi::LOCKSTEP_AP_ERR_INTERNAL,
+                message: message.into(),
+            }
+            .to_string()
+        };
+        assert_eq!(
+            step(""),
+            "autopilot step at t = 0.001000 s failed with status -4 (internal error)"
+        );
+        assert_eq!(step(" \n"), step(""));
+        assert_eq!(
+            step("fault\n"),
+            "autopilot step at t = 0.001000 s failed with status -4 (internal error): fault"
+        );
+        let create = |message: &str| {
+            AbiError::CreateFailed {
+                message: message.into(),
+            }
+            .to_string()
+        };
+        assert_eq!(create(""), "autopilot create failed");
+        assert_eq!(create("no memory"), "autopilot create failed: no memory");
+        let reset = AbiError::ResetFailed {
+            code: crate::ffi::LOCKSTEP_AP_ERR_INTERNAL,
+            message: String::new(),
+        };
+        assert_eq!(
+            reset.to_string(),
+            "autopilot reset failed with status -4 (internal error)"
+        );
+        let upload = AbiError::MissionRejected {
+            count: 3,
+            code: crate::ffi::LOCKSTEP_AP_ERR_INTERNAL,
+            message: String::new(),
+        };
+        assert_eq!(
+            upload.to_string(),
+            "mission upload of 3 item(s) rejected with status -4 (internal error)"
+        );
+    }
 }

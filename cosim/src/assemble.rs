@@ -39,11 +39,15 @@ impl AssembleOptions {
     }
 
     /// The threads of a run of `sf`: 1 when serialized, else these
-    /// options', the file's, or the machine's cores.
+    /// options', the file's, or the machine's cores, at most one per
+    /// participant (a wave has no more work to share).
     pub fn threads_of(&self, sf: &SystemFile) -> usize {
         match self.mode_of(sf) {
             FileMode::Serialized => 1,
-            FileMode::Parallel => self.run.threads_or(sf.threads),
+            FileMode::Parallel => self
+                .run
+                .threads_or(sf.threads)
+                .min(sf.participants.len().max(1)),
         }
     }
 }

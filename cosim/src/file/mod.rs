@@ -398,7 +398,8 @@ impl Context<'_> {
         ConfigError::invalid(self.source, key, reason).into()
     }
 
-    /// A period at `key`: a positive multiple of the step.
+    /// A period at `key`: a positive multiple of the step, no longer than
+    /// the run.
     fn multiple(&self, key: String, p: u64) -> Result<Micros, CosimError> {
         let p = Micros(p);
         let step = self.step;
@@ -406,6 +407,15 @@ impl Context<'_> {
             return Err(self.invalid(
                 key,
                 format!("{p} must be a positive multiple of the step {step}"),
+            ));
+        }
+        if p > self.duration {
+            return Err(self.invalid(
+                key,
+                format!(
+                    "{p} is longer than the run ({}): it would act once, at the start",
+                    self.duration
+                ),
             ));
         }
         Ok(p)

@@ -104,6 +104,11 @@ fn connect(ctx: &Context, i: usize, t: &RawTransfer) -> Result<TransferKind, Cos
         .to
         .clone()
         .ok_or_else(|| ctx.invalid(key("to"), "a connection needs the inputs it writes".into()))?;
+    for (k, list) in [("from", &from), ("to", &to)] {
+        if list.is_empty() {
+            return Err(ctx.invalid(key(k), "an empty list connects nothing".into()));
+        }
+    }
     for (k, v) in [("gain", t.gain), ("offset", t.offset)] {
         if let Some(x) = v
             && !x.is_finite()

@@ -277,6 +277,21 @@ fn every_refusal_names_the_file_and_the_key() {
             "/d/s.toml: key `transfers[1].from`: a connection needs the outputs it reads",
         ),
         (
+            "avoid_m = 5.0",
+            "period_us = 2004000",
+            "/d/s.toml:9:1: key `participants[0].period_us`: 2004000 us is longer than the run (2000000 us): it would act once, at the start",
+        ),
+        (
+            "from = [\"a.position_ned_m\"]",
+            "from = []",
+            "/d/s.toml:28:1: key `transfers[1].from`: an empty list connects nothing",
+        ),
+        (
+            "to = [\"f.vehicle_north_m\", \"f.vehicle_east_m\", \"f.vehicle_down_m\"]",
+            "to = []",
+            "/d/s.toml:29:1: key `transfers[1].to`: an empty list connects nothing",
+        ),
+        (
             "name = \"c\"",
             "name = \"r\"",
             "/d/s.toml:26:1: key `transfers[1].name`: `r` is taken by an earlier transfer function",
@@ -384,4 +399,21 @@ fn an_fmu_start_value_may_name_a_variable_with_dots() {
             ("joint.phi".to_string(), 0.25)
         ]
     );
+}
+
+#[test]
+fn threads_are_at_most_one_per_participant() {
+    let s = SystemFile::from_toml_str(
+        &with("duration_s = 2.0", "duration_s = 2.0\nthreads = 1024"),
+        "/d/s.toml",
+    )
+    .unwrap();
+    let options = |mode| AssembleOptions {
+        run: RunOptions::new("/nonexistent", lockstep_abi::Isolation::InProcess),
+        mode,
+        bundled_fmu: None,
+    };
+    assert_eq!(s.threads, Some(1024));
+    assert_eq!(options(None).threads_of(&s), 3, "three participants");
+    assert_eq!(options(Some(FileMode::Serialized)).threads_of(&s), 1);
 }
