@@ -391,3 +391,40 @@ fn packaging_errors_name_what_is_wrong() {
     );
     assert!(!dir.join("x.fmu").exists());
 }
+
+/// A master that gives resources that are not this FMU's (here: none) is
+/// told so, naming the file it could not read (it was told that its GUID
+/// was wrong and that the expected one was empty).
+#[test]
+fn resources_that_are_missing_are_reported_as_such_not_as_a_wrong_guid() {
+    let dir = TempDir::new("fmu-no-resources");
+    let scenario = root().join("examples/scenarios/square.toml");
+    let unpacked = package(&dir, &scenario, BUNDLED);
+    std::fs::remove_dir_all(unpacked.join("resources")).unwrap();
+    let system = dir.join("system.toml");
+    std::fs::write(
+        &system,
+        format!(
+            "schema_version = 1\n[cosim]\nstep_us = 4000\nduration_s = 1.0\n\
+             [[participants]]\nname = \"v\"\nkind = \"fmu\"\npath = \"{}\"\n",
+            unpacked.display()
+        ),
+    )
+    .unwrap();
+    let r = crate::common::lockstep(&[
+        Path::new("cosim"),
+        &system,
+        Path::new("--out"),
+        &dir.join("out"),
+    ]);
+    assert_ne!(r.code(), 0, "{r}");
+    let guid = unpacked.join("resources/guid");
+    assert!(
+        r.stderr.contains(&format!(
+            "are not this FMU's: cannot read {}: No such file or directory (os error 2)",
+            guid.display()
+        )),
+        "{r}"
+    );
+    assert!(!r.stderr.contains("is not this FMU's ("), "{r}");
+}

@@ -236,7 +236,19 @@ pub unsafe extern "C" fn fmi2Instantiate(
             Ok(r) => r,
             Err(e) => return fail(format!("fmi2Instantiate: {e}")),
         };
-        let expected = std::fs::read_to_string(resources.join("guid")).unwrap_or_default();
+        // A resources directory that is missing or is not this FMU's says
+        // so (it was reported as a wrong GUID, the expected one empty).
+        let guid_file = resources.join("guid");
+        let expected = match std::fs::read_to_string(&guid_file) {
+            Ok(g) => g,
+            Err(e) => {
+                return fail(format!(
+                    "fmi2Instantiate: the resources at {} are not this FMU's: cannot read {}: {e}",
+                    text(resource_location),
+                    guid_file.display()
+                ));
+            }
+        };
         if text(guid) != expected.trim() {
             return fail(format!(
                 "fmi2Instantiate: GUID {} is not this FMU's ({})",
