@@ -95,6 +95,8 @@ pub enum MissionError {
     },
     #[error("the mission holds no home line")]
     Empty,
+    #[error("the mission holds a home and no items: nothing to fly (the vehicle would sit armed)")]
+    NoItems,
     /// An item whose values do not fit its command. `at` is `line 7` or
     /// `mission.items[3]`.
     #[error("{at}: {}: {reason}", command_name(*.command))]
@@ -239,7 +241,29 @@ pub(crate) fn jump_index(
     }
 }
 
-/// Checks the count and resolves DO_JUMP targets with `to_index` (applied
+/// The longest hold a waypoint or a timed loiter may ask for, s (the
+/// longest run, `simulation.duration_s`).
+pub const MAX_HOLD_S: f32 = 1e7;
+
+/// How far below the home an item that flies to its altitude (a waypoint,
+/// a takeoff, a loiter) asks to go, in the contract's two frames; `None`
+/// when it is not below (or its frame is not one of them).
+fn below_home(home: &lockstep_mission_item, it: &lockstep_mission_item) -> Option<f32> {
+    if !matches!(
+        it.command,
+        cmd::NAV_WAYPOINT | cmd::NAV_TAKEOFF | cmd::NAV_LOITER_UNLIM | cmd::NAV_LOITER_TIME
+    ) {
+        return None;
+    }
+    let above_home = match it.frame {
+        lockstep_abi::ffi::LOCKSTEP_MAV_FRAME_GLOBAL_RELATIVE_ALT => it.alt_m,
+        lockstep_abi::ffi::LOCKSTEP_MAV_FRAME_GLOBAL => it.alt_m - home.alt_m,
+        _ => return None,
+    };
+    (above_home < 0.0).then_some(-above_home)
+}
+
+/// Checks the count, holds and altitudes, and resolves DO_JUMP targets with `to_index` (applied
 /// to param1 of every DO_JUMP, its place named by `at(i)`).
 pub(crate) fn finish(
     home: lockstep_mission_item,
@@ -250,6 +274,31 @@ pub(crate) fn finish(
 ) -> Result<Mission, MissionError> {
     if items.len() > MAX_MISSION_ITEMS {
         return Err(MissionError::TooMany { items: items.len() });
+    }
+    if items.is_empty() {
+        return Err(MissionError::NoItems);
+    }
+    for (i, it) in items.iter().enumerate() {
+        let refuse = |reason: String| MissionError::Item {
+            at: at(i),
+            command: it.command,
+            reason,
+        };
+        if matches!(it.command, cmd::NAV_WAYPOINT | cmd::NAV_LOITER_TIME)
+            && !it.param1.is_nan()
+            && !(0.0..=MAX_HOLD_S).contains(&it.param1)
+        {
+            return Err(refuse(format!(
+                "param1 (the time to hold) is {} s, not in [0, {MAX_HOLD_S}]",
+                it.param1
+            )));
+        }
+        if let Some(below) = below_home(&home, it) {
+            return Err(refuse(format!(
+                "altitude {} m is {below} m below the home: the vehicle cannot reach it",
+                it.alt_m
+            )));
+        }
     }
     for (i, it) in items.iter_mut().enumerate() {
         if it.command == cmd::DO_JUMP {

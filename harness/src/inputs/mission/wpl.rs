@@ -328,6 +328,29 @@ mod tests {
                  of an item (1 to 1)",
             ),
             (
+                "QGC WPL 110\n0 1 0 16 0 0 0 0 47 8 488 1\n",
+                "the mission holds a home and no items: nothing to fly (the vehicle would sit armed)",
+            ),
+            (
+                "QGC WPL 110\n0 1 0 16 0 0 0 0 47 8 488 1\n1 0 3 16 1e30 0 0 0 47 8 10 1\n",
+                "line 3: NAV_WAYPOINT (16): param1 (the time to hold) is 1000000000000000000000000000000 s, \
+                 not in [0, 10000000]",
+            ),
+            (
+                "QGC WPL 110\n0 1 0 16 0 0 0 0 47 8 488 1\n1 0 3 19 -1 0 0 0 47 8 10 1\n",
+                "line 3: NAV_LOITER_TIME (19): param1 (the time to hold) is -1 s, not in [0, 10000000]",
+            ),
+            (
+                "QGC WPL 110\n0 1 0 16 0 0 0 0 47 8 488 1\n1 0 3 22 0 0 0 0 47 8 -5 1\n",
+                "line 3: NAV_TAKEOFF (22): altitude -5 m is 5 m below the home: the vehicle cannot \
+                 reach it",
+            ),
+            (
+                "QGC WPL 110\n0 1 0 16 0 0 0 0 47 8 488 1\n1 0 0 16 0 0 0 0 47 8 480 1\n",
+                "line 3: NAV_WAYPOINT (16): altitude 480 m is 8 m below the home: the vehicle cannot \
+                 reach it",
+            ),
+            (
                 "QGC WPL 110\n0 1 0 16 0 0 0 0 47 8 488 1\n1 0 3 177 1.5 1 0 0 0 0 0 1\n",
                 "line 3: DO_JUMP (177): param1 (the item to jump to) is 1.5, not the sequence \
                  number of an item (1 to 1)",

@@ -51,6 +51,23 @@ pub(super) fn event(
                     format!("must be >= 0, is {i}"),
                 ));
             }
+            let named = [
+                w.altitude_above_m.is_some(),
+                w.altitude_below_m.is_some(),
+                w.soc_below.is_some(),
+                w.mission_item_at_least.is_some(),
+                w.after_s.is_some(),
+                w.since_mission_start_s.is_some(),
+            ];
+            if !named.contains(&true) {
+                return Err((
+                    key("when"),
+                    "names no condition (altitude_above_m, altitude_below_m, soc_below, \
+                     mission_item_at_least, after_s, since_mission_start_s): it would fire at \
+                     once; for that, write at_s = 0"
+                        .into(),
+                ));
+            }
             Trigger::When(Condition {
                 altitude_above_m: altitude("altitude_above_m", w.altitude_above_m)?,
                 altitude_below_m: altitude("altitude_below_m", w.altitude_below_m)?,

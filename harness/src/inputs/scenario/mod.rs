@@ -273,6 +273,19 @@ impl Scenario {
                 })?,
             );
         }
+        // An autopilot that would step once, at t = 0, flies nothing.
+        if c.autopilot.is_some()
+            && let Some(ap) = cadences.iter().find(|x| x.name == "autopilot")
+            && ap.period > duration
+        {
+            return Err(invalid(
+                "cadences.autopilot",
+                format!(
+                    "{} is longer than the run ({duration}): the autopilot would step once, at t = 0",
+                    ap.period
+                ),
+            ));
+        }
         if let Some(spec) = c.log {
             cadences.push(cadence("log", Some(spec), None, tick).map_err(|e| match e {
                 Either::Config(e) => cad_err(e),

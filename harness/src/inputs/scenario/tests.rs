@@ -37,6 +37,11 @@ fn cadence_errors_name_the_cadence_and_nearest_values() {
         e.to_string(),
         "test.toml:8:1: key `cadences.baro`: 12500 us is not a multiple of the base tick of 1000 us; nearest valid: 12000 us or 13000 us"
     );
+    let e = parse("[cadences]\nautopilot = { period_s = 61.0 }\n").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "test.toml:8:1: key `cadences.autopilot`: 61000000 us is longer than the run (60000000 us): the autopilot would step once, at t = 0"
+    );
     let e = parse("[cadences]\nimu = { period_us = 4000, rate_hz = 250 }\n").unwrap_err();
     assert_eq!(
         e.to_string(),
@@ -245,6 +250,10 @@ fn every_number_is_checked_at_load_with_its_key_path() {
         (
             "[[events]]\nat_s = 1.0\naction = \"wind_gust\"\ngust = { amplitude_ned_mps = [1.0, 0.0, 0.0], hold_s = 1e300 }\n",
             "10:47: key `events[0].gust.hold_s`: must be in [0, 60], is 1e300",
+        ),
+        (
+            "[[events]]\nwhen = {}\naction = \"rtl\"\n",
+            "8:1: key `events[0].when`: names no condition (altitude_above_m, altitude_below_m, soc_below, mission_item_at_least, after_s, since_mission_start_s): it would fire at once; for that, write at_s = 0",
         ),
         (
             "[[events]]\nwhen = { soc_below = 1.5 }\naction = \"rtl\"\n",
