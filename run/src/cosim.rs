@@ -320,9 +320,7 @@ pub struct HostRequest {
 /// none comes within the network's wait.
 pub fn host(request: HostRequest) -> Result<(), RunError> {
     let config = RunError::configuration;
-    if !cfg!(feature = "distributed") {
-        return Err(RunError::configuration(crate::net::NO_NETWORK));
-    }
+    crate::net::available()?;
     let sf = SystemFile::load(&request.system).map_err(|e| config(e.to_string()))?;
     let Some(d) = sf
         .participants

@@ -215,9 +215,7 @@ pub struct HostRequest {
 /// Serves one model until the run finishes, its caller leaves, or none
 /// comes within the network's wait.
 pub fn host(request: HostRequest) -> Result<(), RunError> {
-    if !cfg!(feature = "distributed") {
-        return Err(RunError::configuration(crate::net::NO_NETWORK));
-    }
+    crate::net::available()?;
     let ff = FleetFile::load(&request.fleet).map_err(|e| RunError::configuration(e.to_string()))?;
     let options = RunOptions {
         autopilot: request.autopilot.clone(),

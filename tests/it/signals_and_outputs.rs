@@ -43,13 +43,13 @@ fn start(
 }
 
 /// Sends `signal` to `child` and collects how it ended.
-fn stop(
-    mut child: Child,
-    mut out: BufReader<std::process::ChildStdout>,
-    head: String,
-    signal: i32,
-) -> Ran {
+fn stop(child: Child, out: BufReader<std::process::ChildStdout>, head: String, signal: i32) -> Ran {
     sys::send(child.id(), signal).unwrap();
+    collect(child, out, head)
+}
+
+/// Reads what `child` prints until it ends, and how it ended.
+fn collect(mut child: Child, mut out: BufReader<std::process::ChildStdout>, head: String) -> Ran {
     let mut stdout = head;
     out.read_to_string(&mut stdout).unwrap();
     let mut stderr = String::new();
@@ -294,7 +294,7 @@ fn two_signals_at_once_still_finish_every_output() {
     let plot = dir.join("flight");
     // The plots make the run's end long enough for the second signal to
     // come while the files are being finished.
-    let (mut child, mut out, head) = start(
+    let (child, out, head) = start(
         &scenario,
         &log,
         &[
@@ -309,21 +309,7 @@ fn two_signals_at_once_still_finish_every_output() {
     // Apart enough not to merge into one pending signal, as timeout's are.
     std::thread::sleep(Duration::from_millis(5));
     sys::send(child.id(), SIGINT).unwrap();
-    let mut stdout = head;
-    out.read_to_string(&mut stdout).unwrap();
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
-    let r = Ran {
-        status: child.wait().unwrap(),
-        stdout,
-        stderr,
-        wall: Duration::ZERO,
-    };
+    let r = collect(child, out, head);
     assert_eq!(r.code(), 128 + SIGINT, "{r}");
     let at = r
         .stderr

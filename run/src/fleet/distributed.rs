@@ -2,7 +2,7 @@
 //! writes the logs and the report, a [`FleetReport`] like a threaded run's)
 //! and its secondaries (step the vehicles of their levels), and the
 //! control of a running primary (pause, resume). On zenoh: a build without
-//! the `distributed` feature refuses each with [`NO_NETWORK`].
+//! the `distributed` feature refuses each with [`crate::net::NO_NETWORK`].
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -15,7 +15,7 @@ use lockstep_harness::inputs::scenario::Override;
 
 use super::{FleetHeader, FleetReport};
 use crate::RunError;
-use crate::net::{NO_NETWORK, Network};
+use crate::net::Network;
 
 /// What a primary needs.
 #[derive(Debug, Clone)]
@@ -48,9 +48,7 @@ pub struct PreparedPrimary {
 
 /// Loads the fleet and the scenario's text for the secondaries.
 pub fn prepare_primary(request: PrimaryRequest) -> Result<PreparedPrimary, RunError> {
-    if !cfg!(feature = "distributed") {
-        return Err(RunError::configuration(NO_NETWORK));
-    }
+    crate::net::available()?;
     if request.secondaries == 0 {
         return Err(RunError::configuration(
             "--network-role primary needs --network-secondaries N (at least 1)",
@@ -102,7 +100,7 @@ impl PreparedPrimary {
         #[cfg(not(feature = "distributed"))]
         {
             let _ = (interrupt, notice);
-            Err(RunError::configuration(NO_NETWORK))
+            Err(RunError::configuration(crate::net::NO_NETWORK))
         }
     }
 }
@@ -127,7 +125,7 @@ pub fn join_secondary(net: &Network) -> Result<JoinedSecondary, RunError> {
     #[cfg(not(feature = "distributed"))]
     {
         let _ = net;
-        Err(RunError::configuration(NO_NETWORK))
+        Err(RunError::configuration(crate::net::NO_NETWORK))
     }
 }
 
@@ -143,7 +141,7 @@ impl JoinedSecondary {
                 .map_err(|e| RunError::run_failure(e.to_string()))
         }
         #[cfg(not(feature = "distributed"))]
-        Err(RunError::configuration(NO_NETWORK))
+        Err(RunError::configuration(crate::net::NO_NETWORK))
     }
 }
 
@@ -160,7 +158,7 @@ pub fn control(net: &Network, command: &str) -> Result<String, RunError> {
     #[cfg(not(feature = "distributed"))]
     {
         let _ = (net, command);
-        Err(RunError::configuration(NO_NETWORK))
+        Err(RunError::configuration(crate::net::NO_NETWORK))
     }
 }
 

@@ -10,6 +10,16 @@ pub const NO_NETWORK: &str = "this lockstep was built without distributed runs a
                               processes (zenoh); build it with `cargo build --release \
                               --features distributed`";
 
+/// Whether this build can meet peers: `Ok`, or the one refusal (a
+/// configuration error with [`NO_NETWORK`]) every networked part gives.
+pub fn available() -> Result<(), crate::RunError> {
+    if cfg!(feature = "distributed") {
+        Ok(())
+    } else {
+        Err(crate::RunError::configuration(NO_NETWORK))
+    }
+}
+
 /// A run's place on the network.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Network {
