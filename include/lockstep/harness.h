@@ -472,8 +472,16 @@ typedef struct lockstep_fault {
  * the step into `outputs` (`n_outputs` values, its declared outputs' end
  * to end; they hold their last values on entry). Returns 0, or any other
  * value to end the run (reported as `LOCKSTEP_ERR_FAILED` with the
- * value). Called on one of the library's worker threads; never twice at
- * once for one participant; other participants may step at the same time.
+ * value). Called on a thread of the library's, one per external
+ * participant (never twice at once for one participant; other
+ * participants may step at the same time). It must return within the
+ * participant's `step_timeout_s` (system file; default 5 s): past it the
+ * step returns `LOCKSTEP_ERR_FAILED` naming the participant and the run
+ * ends, the callback's thread abandoned (`user` must then stay valid
+ * until the process ends). A callback may call any lockstep function
+ * except the `lockstep_cosim_*` functions on the co-simulation it steps
+ * (its inputs and outputs are its arguments): those return
+ * `LOCKSTEP_ERR_UNSUPPORTED` at once.
  */
 typedef int32_t (*lockstep_cosim_step_fn)(void *user,
                                           uint64_t t_us,

@@ -10,6 +10,7 @@ mod autopilot_modes;
 mod autopilot_params;
 mod broken_libraries;
 mod c_abi;
+mod c_cosim;
 mod c_hosts;
 mod check_lib_cli;
 mod closed_loop;

@@ -73,6 +73,7 @@ use crate::error::CosimError;
 use crate::participant::Variable;
 
 mod participants;
+pub use participants::{DEFAULT_STEP_TIMEOUT, MAX_STEP_TIMEOUT};
 mod transfers;
 
 pub const SCHEMA_VERSION: u32 = 1;
@@ -127,6 +128,7 @@ struct RawParticipant {
     // external
     outputs: Option<Vec<RawVariable>>,
     inputs: Option<Vec<RawVariable>>,
+    step_timeout_s: Option<f64>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -210,6 +212,9 @@ pub enum ParticipantKind {
     External {
         outputs: Vec<Variable>,
         inputs: Vec<Variable>,
+        /// How long one step (one call of the host's callback) may take:
+        /// past it the run ends with the participant named.
+        step_timeout: std::time::Duration,
     },
 }
 

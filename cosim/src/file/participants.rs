@@ -3,6 +3,8 @@
 
 use lockstep_harness::inputs::scenario::Override;
 use lockstep_harness::time::rng::RngStreams;
+use std::time::Duration;
+
 use toml::Value;
 
 use super::{
@@ -16,7 +18,7 @@ use crate::system::check_participant_name;
 /// Keys each kind takes (besides `name`, `kind`, `period_us`).
 const VEHICLE_KEYS: [&str; 5] = ["scenario", "autopilot", "set", "traffic_slots", "avoid_m"];
 const FMU_KEYS: [&str; 3] = ["path", "start", "preload"];
-const EXTERNAL_KEYS: [&str; 2] = ["outputs", "inputs"];
+const EXTERNAL_KEYS: [&str; 3] = ["outputs", "inputs", "step_timeout_s"];
 
 /// The keys of a participant of `kind` (`None`: no such kind).
 pub(super) fn keys_of(kind: &str) -> Option<Vec<&'static str>> {
@@ -78,6 +80,7 @@ pub(super) fn read(
             ("preload", p.preload.is_some()),
             ("outputs", p.outputs.is_some()),
             ("inputs", p.inputs.is_some()),
+            ("step_timeout_s", p.step_timeout_s.is_some()),
         ];
         let (valid, kind): (&[&str], &str) = match p.kind.as_str() {
             "vehicle" => (&VEHICLE_KEYS, "a vehicle"),
@@ -177,8 +180,33 @@ fn external(ctx: &Context, i: usize, p: &RawParticipant) -> Result<ParticipantKi
             "an external participant declares outputs or inputs".into(),
         ));
     }
-    Ok(ParticipantKind::External { outputs, inputs })
+    let step_timeout = match p.step_timeout_s {
+        None => DEFAULT_STEP_TIMEOUT,
+        Some(s) if s.is_finite() && s > 0.0 && s <= MAX_STEP_TIMEOUT.as_secs_f64() => {
+            Duration::from_secs_f64(s)
+        }
+        Some(s) => {
+            return Err(ctx.invalid(
+                format!("participants[{i}].step_timeout_s"),
+                format!(
+                    "{s}: a step's deadline is more than 0 and at most {} s",
+                    MAX_STEP_TIMEOUT.as_secs()
+                ),
+            ));
+        }
+    };
+    Ok(ParticipantKind::External {
+        outputs,
+        inputs,
+        step_timeout,
+    })
 }
+
+/// How long an external participant's step (the host's callback) may take
+/// unless its `step_timeout_s` says otherwise: an autopilot's step deadline.
+pub const DEFAULT_STEP_TIMEOUT: Duration = Duration::from_secs(5);
+/// The longest `step_timeout_s`: an hour.
+pub const MAX_STEP_TIMEOUT: Duration = Duration::from_secs(3600);
 
 /// An external participant's `outputs` or `inputs` (`what`).
 fn variables(

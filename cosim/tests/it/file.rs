@@ -1,7 +1,11 @@
 //! System files: every refusal names the file, the key and the reason.
 
+use std::time::Duration;
+
 use lockstep_cosim::assemble::{AssembleOptions, assemble};
-use lockstep_cosim::file::{FileMode, ParticipantKind, SystemFile, TransferKind};
+use lockstep_cosim::file::{
+    DEFAULT_STEP_TIMEOUT, FileMode, ParticipantKind, SystemFile, TransferKind,
+};
 use lockstep_harness::Micros;
 use lockstep_harness::engine::RunOptions;
 
@@ -164,7 +168,7 @@ fn every_refusal_names_the_file_and_the_key() {
         (
             "kind = \"fmu\"",
             "kind = \"external\"",
-            "/d/s.toml:18:1: key `participants[2].path`: not a key of an external participant (its keys: name, kind, period_us, outputs, inputs)",
+            "/d/s.toml:18:1: key `participants[2].path`: not a key of an external participant (its keys: name, kind, period_us, outputs, inputs, step_timeout_s)",
         ),
         (
             "start = { length_m = 2, on = true }",
@@ -324,7 +328,12 @@ fn external_participants_declare_their_variables() {
         "/d/s.toml",
     )
     .unwrap();
-    let ParticipantKind::External { outputs, inputs } = &s.participants[0].kind else {
+    let ParticipantKind::External {
+        outputs,
+        inputs,
+        step_timeout,
+    } = &s.participants[0].kind
+    else {
         panic!("{:?}", s.participants[0].kind)
     };
     assert_eq!(
@@ -333,7 +342,29 @@ fn external_participants_declare_their_variables() {
     );
     assert_eq!((outputs[1].len, outputs[1].start.clone()), (1, vec![0.0]));
     assert_eq!((inputs[0].len, inputs[0].start.clone()), (3, vec![0.0; 3]));
+    assert_eq!(*step_timeout, DEFAULT_STEP_TIMEOUT);
+    let quick = SystemFile::from_toml_str(
+        &format!("{head}inputs = [{{ name = \"p\" }}]\nstep_timeout_s = 0.25\n"),
+        "/d/s.toml",
+    )
+    .unwrap();
+    assert!(matches!(
+        quick.participants[0].kind,
+        ParticipantKind::External { step_timeout, .. } if step_timeout == Duration::from_millis(250)
+    ));
     for (vars, expected) in [
+        (
+            "inputs = [{ name = \"p\" }]\nstep_timeout_s = 0.0",
+            "9:1: key `participants[0].step_timeout_s`: 0: a step's deadline is more than 0 and at most 3600 s",
+        ),
+        (
+            "inputs = [{ name = \"p\" }]\nstep_timeout_s = inf",
+            "9:1: key `participants[0].step_timeout_s`: inf: a step's deadline is more than 0 and at most 3600 s",
+        ),
+        (
+            "inputs = [{ name = \"p\" }]\nstep_timeout_s = 3601.0",
+            "9:1: key `participants[0].step_timeout_s`: 3601: a step's deadline is more than 0 and at most 3600 s",
+        ),
         (
             "",
             " key `participants[0].outputs`: an external participant declares outputs or inputs",

@@ -9,10 +9,13 @@ use std::ffi::{c_char, c_void};
 use ::lockstep_cosim::assemble::{AssembleOptions, assemble_with};
 use ::lockstep_cosim::error::CosimError;
 use ::lockstep_cosim::file::{ParticipantKind, SystemFile};
-use ::lockstep_cosim::participant::{FnParticipant, Participant};
 use ::lockstep_cosim::run::Cosim;
 use lockstep_harness::Micros;
 use lockstep_harness::engine::RunOptions;
+
+mod callback;
+
+use callback::Bound;
 
 use crate::boundary::*;
 use crate::options::setup;
@@ -32,8 +35,16 @@ pub struct lockstep_cosim {
 /// the step into `outputs` (`n_outputs` values, its declared outputs' end
 /// to end; they hold their last values on entry). Returns 0, or any other
 /// value to end the run (reported as `LOCKSTEP_ERR_FAILED` with the
-/// value). Called on one of the library's worker threads; never twice at
-/// once for one participant; other participants may step at the same time.
+/// value). Called on a thread of the library's, one per external
+/// participant (never twice at once for one participant; other
+/// participants may step at the same time). It must return within the
+/// participant's `step_timeout_s` (system file; default 5 s): past it the
+/// step returns `LOCKSTEP_ERR_FAILED` naming the participant and the run
+/// ends, the callback's thread abandoned (`user` must then stay valid
+/// until the process ends). A callback may call any lockstep function
+/// except the `lockstep_cosim_*` functions on the co-simulation it steps
+/// (its inputs and outputs are its arguments): those return
+/// `LOCKSTEP_ERR_UNSUPPORTED` at once.
 pub type lockstep_cosim_step_fn = Option<
     unsafe extern "C" fn(
         user: *mut c_void,
@@ -61,18 +72,6 @@ pub struct lockstep_cosim_participant {
 impl Versioned for lockstep_cosim_participant {
     const NAME: &'static str = "lockstep_cosim_participant";
 }
-
-/// A bound callback, movable to a worker thread.
-#[derive(Debug, Clone, Copy)]
-struct Bound {
-    user: *mut c_void,
-    step: unsafe extern "C" fn(*mut c_void, u64, u64, *const f64, usize, *mut f64, usize) -> i32,
-}
-
-// SAFETY: the header tells the host its callback runs on the library's
-// worker threads (never twice at once for one participant); `user` is
-// only ever handed back to that callback.
-unsafe impl Send for Bound {}
 
 enum State {
     /// Loaded, callbacks being bound.
@@ -150,10 +149,16 @@ pub unsafe extern "C" fn lockstep_cosim_new_from_file(
     })
 }
 
+/// Runs `f` on the co-simulation `cs` (refused from inside its own step
+/// callback, which would wait forever for the step that called it).
 fn with(
     cs: *const lockstep_cosim,
     f: impl FnOnce(&mut Entry<CosimHandle>) -> Outcome,
 ) -> lockstep_status {
+    let s = guard(|| callback::outside(cs as usize));
+    if s != lockstep_status::LOCKSTEP_OK {
+        return s;
+    }
     COSIMS.with(cs as usize, "cosim", f)
 }
 
@@ -222,38 +227,9 @@ fn guard_text(p: *const c_char) -> Result<String, lockstep_status> {
     }
 }
 
-/// The callback as a participant.
-fn callback(
-    b: Bound,
-    outputs: Vec<::lockstep_cosim::participant::Variable>,
-    inputs: Vec<::lockstep_cosim::participant::Variable>,
-) -> Box<dyn Participant> {
-    Box::new(FnParticipant::new(inputs, outputs, move |t, dt, i, o| {
-        let b = b;
-        // SAFETY: `step` is the host's function, callable with its `user`
-        // (its promise at binding); the buffers are valid for the lengths
-        // given for the call's duration.
-        let rc = unsafe {
-            (b.step)(
-                b.user,
-                t.0,
-                dt.0,
-                i.as_ptr(),
-                i.len(),
-                o.as_mut_ptr(),
-                o.len(),
-            )
-        };
-        if rc == 0 {
-            Ok(())
-        } else {
-            Err(format!("the host's step callback returned {rc}"))
-        }
-    }))
-}
-
-/// Assembles a loaded system (every external participant bound).
-fn start(h: &mut CosimHandle) -> Outcome {
+/// Assembles a loaded system (every external participant bound), the
+/// co-simulation `handle`.
+fn start(handle: usize, h: &mut CosimHandle) -> Outcome {
     let State::Loaded {
         file,
         options,
@@ -277,11 +253,18 @@ fn start(h: &mut CosimHandle) -> Outcome {
         ));
     }
     let c = assemble_with(file, options, &mut |d| match &d.kind {
-        ParticipantKind::External { outputs, inputs } => Some(Ok(callback(
+        ParticipantKind::External {
+            outputs,
+            inputs,
+            step_timeout,
+        } => Some(callback::participant(
+            handle,
+            &d.name,
             bound[&d.name],
             outputs.clone(),
             inputs.clone(),
-        ))),
+            *step_timeout,
+        )),
         _ => None,
     })
     .map_err(|e| cosim_failure(&e))?;
@@ -289,9 +272,9 @@ fn start(h: &mut CosimHandle) -> Outcome {
     Ok(())
 }
 
-fn step_once(e: &mut Entry<CosimHandle>) -> Result<Micros, Failure> {
+fn step_once(handle: usize, e: &mut Entry<CosimHandle>) -> Result<Micros, Failure> {
     e.usable("co-simulation")?;
-    start(&mut e.value)?;
+    start(handle, &mut e.value)?;
     let h = &mut e.value;
     let (now, ended) = match &h.state {
         State::Running(c) => (c.now(), false),
@@ -345,7 +328,7 @@ pub unsafe extern "C" fn lockstep_cosim_step(
     out_time_us: *mut u64,
 ) -> lockstep_status {
     with(cosim, |e| {
-        let t = step_once(e)?;
+        let t = step_once(cosim as usize, e)?;
         if !out_time_us.is_null() {
             // SAFETY: non-NULL and writable (the caller's promise).
             unsafe { *out_time_us = t.0 };
@@ -367,7 +350,7 @@ pub extern "C" fn lockstep_cosim_run_until(
         // Assembled (every external bound) before anything is compared:
         // a time already reached (0 at the start) takes no step.
         e.usable("co-simulation")?;
-        start(&mut e.value)?;
+        start(cosim as usize, &mut e.value)?;
         loop {
             let now = match &e.value.state {
                 State::Running(c) | State::Ended(c) => c.now(),
@@ -376,7 +359,7 @@ pub extern "C" fn lockstep_cosim_run_until(
             if now.0 >= t_us {
                 return Ok(());
             }
-            step_once(e)?;
+            step_once(cosim as usize, e)?;
         }
     })
 }
@@ -464,6 +447,7 @@ pub unsafe extern "C" fn lockstep_cosim_free(cosim: *mut lockstep_cosim) -> lock
         if cosim.is_null() {
             return Err(null("cosim"));
         }
+        callback::outside(cosim as usize)?;
         let entry = COSIMS.remove(cosim as usize)?;
         let mut g = entry.lock().unwrap_or_else(|p| p.into_inner());
         end(&mut g.value);
@@ -483,6 +467,10 @@ pub unsafe extern "C" fn lockstep_cosim_last_error(
     len: usize,
     out_len: *mut usize,
 ) -> lockstep_status {
+    let s = guard(|| callback::outside(cosim as usize));
+    if s != lockstep_status::LOCKSTEP_OK {
+        return s;
+    }
     // SAFETY: the caller's promises, passed on.
     unsafe { COSIMS.last_error(cosim as usize, "cosim", buf, len, out_len) }
 }
