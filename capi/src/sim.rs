@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use lockstep_harness::engine::{Engine, EngineError};
 use lockstep_harness::inputs::mission::Mission;
+use lockstep_harness::io::log_meta::sidecar_path;
+use lockstep_harness::io::paths::{check_outputs, scenario_inputs};
 use lockstep_harness::outcome::Summary;
 use lockstep_run::flight::{FlightReport, ReportContext, report};
 
@@ -40,12 +42,30 @@ pub(crate) struct Sim {
 
 static SIMS: Registry<Sim> = Registry::new(1, "lockstep_sim");
 
+/// Refuses a log (or its sidecar) or recording that names one of the
+/// run's inputs or the other output, before anything is opened: the
+/// command line's check, for the options' paths.
+fn check_outputs_of(scenario: &lockstep_harness::inputs::scenario::Scenario, s: &Setup) -> Outcome {
+    let sidecar = s.log.as_deref().map(sidecar_path);
+    let outputs: Vec<(&str, &std::path::Path)> = [
+        ("options.log_path", s.log.as_deref()),
+        ("the log's sidecar", sidecar.as_deref()),
+        ("options.record_path", s.record.as_deref()),
+    ]
+    .into_iter()
+    .filter_map(|(w, p)| p.map(|p| (w, p)))
+    .collect();
+    let inputs = scenario_inputs(&scenario.file, &s.autopilot, scenario);
+    check_outputs(&inputs, &outputs).map_err(argument)
+}
+
 fn create(
     scenario: &lockstep_harness::inputs::scenario::Scenario,
     s: Setup,
     out: *mut *mut lockstep_sim,
 ) -> Outcome {
     let out = non_null_mut(out, "out_sim")?;
+    check_outputs_of(scenario, &s)?;
     let mut engine =
         Engine::with_isolation(scenario, &s.autopilot, s.log.as_deref(), &s.isolation)?;
     if let Some(r) = &s.record {

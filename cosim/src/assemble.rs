@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use lockstep_harness::engine::RunOptions;
 use lockstep_harness::inputs::scenario::Scenario;
+use lockstep_harness::io::log_meta::sidecar_path;
+use lockstep_harness::io::paths::{check_outputs, scenario_inputs};
 
 use crate::error::CosimError;
 use crate::file::{FileMode, ParticipantKind, SystemFile, TransferKind};
@@ -30,6 +32,11 @@ pub struct AssembleOptions {
     /// Where a `bundled:NAME` FMU is (the program that carries them
     /// knows); `None`: such a path is refused.
     pub bundled_fmu: Option<FindBundled>,
+    /// The run's own files besides the vehicles' logs (what each is, its
+    /// path: the system file, the record, the summary): a vehicle's log
+    /// (or its sidecar) that names one of them, or one of the vehicle's
+    /// inputs, is refused before anything is written.
+    pub taken: Vec<(String, PathBuf)>,
 }
 
 impl AssembleOptions {
@@ -86,10 +93,21 @@ fn participant(
         } => {
             let s = Scenario::load_with(scenario, overrides).map_err(|e| setup(e.to_string()))?;
             let log = match (&o.run.log_dir, s.cadence("log")) {
-                (Some(dir), Some(_)) => Some(dir.join(format!("{name}.csv"))),
+                (Some(dir), Some(_)) => Some(log_path(dir, name)),
                 _ => None,
             };
             let ap = autopilot.as_deref().unwrap_or(&o.run.autopilot);
+            if let Some(log) = &log {
+                let sidecar = sidecar_path(log);
+                let mut outputs: Vec<(&str, &Path)> = o
+                    .taken
+                    .iter()
+                    .map(|(w, p)| (w.as_str(), p.as_path()))
+                    .collect();
+                outputs.push(("its log", log));
+                outputs.push(("its log's sidecar", &sidecar));
+                check_outputs(&scenario_inputs(scenario, ap, &s), &outputs).map_err(setup)?;
+            }
             let v = VehicleParticipant::new(
                 &s,
                 ap,

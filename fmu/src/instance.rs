@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use lockstep_abi::Isolation;
 use lockstep_harness::engine::Engine;
 use lockstep_harness::inputs::scenario::{Action, Scenario, SensorId};
+use lockstep_harness::io::log_meta::sidecar_path;
+use lockstep_harness::io::paths::{check_outputs, scenario_inputs};
 
 use crate::variables::{Kind, Slot, Variable, table};
 
@@ -170,11 +172,35 @@ impl Instance {
             }
             _ => {}
         }
+        if let (Slot::LogPath, Value::String(p)) = (&v.slot, &value)
+            && !p.is_empty()
+        {
+            self.check_log(Path::new(p))?;
+        }
         if v.causality == Parameter && self.values[vr as usize].as_ref() != Some(&value) {
             self.dirty = true;
         }
         self.values[vr as usize] = Some(value);
         Ok(())
+    }
+
+    /// Refuses a `log_path` (or its sidecar) naming one of the FMU's own
+    /// files: its scenario, autopilot, spec, mission or description.
+    fn check_log(&self, log: &Path) -> Result<(), Failure> {
+        let autopilot = self.resources.join("autopilot.so");
+        let description = self
+            .resources
+            .parent()
+            .map(|d| d.join("modelDescription.xml"));
+        let mut inputs = scenario_inputs(&self.scenario.file, &autopilot, &self.scenario);
+        if let Some(d) = &description {
+            inputs.push(("the FMU's modelDescription.xml", d));
+        }
+        let sidecar = sidecar_path(log);
+        check_outputs(
+            &inputs,
+            &[("`log_path`", log), ("the log's sidecar", &sidecar)],
+        )
     }
 
     fn scenario_with_parameters(&self) -> (Scenario, Option<PathBuf>) {

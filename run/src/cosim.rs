@@ -126,6 +126,9 @@ impl std::fmt::Debug for PreparedCosim {
     }
 }
 
+/// The record's name in the out directory.
+const RECORD: &str = "cosim.csv";
+
 /// Loads the system file, starts or waits for the participants served
 /// elsewhere, assembles the system and opens the record. `notice` hears
 /// lines for the user (processes started, importer notes).
@@ -147,6 +150,11 @@ pub fn prepare(request: CosimRequest, notice: &dyn Fn(&str)) -> Result<PreparedC
         },
         mode: request.serialized.then_some(FileMode::Serialized),
         bundled_fmu: Some(crate::assets::fmu),
+        taken: vec![
+            ("the system file".into(), sf.file.clone()),
+            ("the record".into(), out.join(RECORD)),
+            ("the summary".into(), out.join("summary.json")),
+        ],
     };
     let names: Vec<&str> = sf.participants.iter().map(|p| p.name.as_str()).collect();
     let e = &request.elsewhere;
@@ -188,7 +196,7 @@ pub fn prepare(request: CosimRequest, notice: &dyn Fn(&str)) -> Result<PreparedC
             notice(&format!("note: participant `{name}`: {l}"));
         }
     }
-    let record_path = out.join("cosim.csv");
+    let record_path = out.join(RECORD);
     let rec = match Recorder::new(&record_path, &c, sf.record.as_deref(), sf.record_period) {
         Ok(r) => r,
         Err(e) => {
@@ -347,6 +355,7 @@ pub fn host(request: HostRequest) -> Result<(), RunError> {
         },
         mode: None,
         bundled_fmu: Some(crate::assets::fmu),
+        taken: vec![("the system file".into(), sf.file.clone())],
     };
     let mut p = make_participant(d, &options).map_err(|e| config(e.to_string()))?;
     serve(p.as_mut(), &request.participant, &request.net)

@@ -4,31 +4,10 @@
 
 use std::path::Path;
 
-use lockstep_harness::inputs::scenario::Scenario;
 use lockstep_harness::io::paths::check_outputs;
+pub use lockstep_harness::io::paths::scenario_inputs;
 
 use crate::RunError;
-
-/// The files a run of `s` reads, named for the check: the scenario, the
-/// autopilot library, the spec when it is a file, and the mission.
-pub fn scenario_inputs<'a>(
-    scenario: &'a Path,
-    autopilot: &'a Path,
-    s: &'a Scenario,
-) -> Vec<(&'static str, &'a Path)> {
-    let mut inputs = vec![
-        ("the scenario", scenario),
-        ("the autopilot library", autopilot),
-    ];
-    let spec = Path::new(&s.spec);
-    if spec.is_file() {
-        inputs.push(("the aircraft spec", spec));
-    }
-    if let Some(m) = &s.mission {
-        inputs.push(("the mission", m.as_path()));
-    }
-    inputs
-}
 
 /// Refuses an output that names an input or another output.
 pub fn check_against_inputs(

@@ -19,6 +19,7 @@ use lockstep_harness::inputs::scenario::Scenario;
 use sha2::{Digest, Sha256};
 
 use crate::RunError;
+use crate::outputs::{check_against_inputs, scenario_inputs};
 
 /// The FMU library: `explicit`, else next to this executable.
 fn library_path(explicit: Option<&Path>) -> Result<PathBuf, String> {
@@ -50,10 +51,16 @@ fn read(p: &Path) -> Result<Vec<u8>, String> {
 /// The FMU's files: (path in the archive, bytes, executable).
 type Files = Vec<(String, Vec<u8>, bool)>;
 
-/// Everything the FMU holds, and its description's GUID.
-fn contents(scenario_path: &Path, autopilot: &Path, lib: &Path) -> Result<Files, String> {
-    let scenario = Scenario::load(scenario_path).map_err(|e| e.to_string())?;
-    let runner = PlantRunner::from_scenario(&scenario).map_err(|e| e.to_string())?;
+/// Everything the FMU holds, and its description's GUID: the scenario
+/// `scenario` (read from `scenario_path`), `autopilot`, and the FMU
+/// library's bytes.
+fn contents(
+    scenario_path: &Path,
+    scenario: &Scenario,
+    autopilot: &Path,
+    lib_bytes: Vec<u8>,
+) -> Result<Files, String> {
+    let runner = PlantRunner::from_scenario(scenario).map_err(|e| e.to_string())?;
     let text = lockstep_config::read(scenario_path, "scenario").map_err(|e| e.to_string())?;
     let mut table: toml::Table = text
         .parse()
@@ -88,7 +95,6 @@ fn contents(scenario_path: &Path, autopilot: &Path, lib: &Path) -> Result<Files,
     }
     let scenario_text = toml::to_string(&table).map_err(|e| e.to_string())?;
     let autopilot_bytes = read(autopilot)?;
-    let lib_bytes = read(lib)?;
     let reentrant = reentrant(autopilot)?;
     // Everything the FMU holds names it: another library or autopilot is
     // another FMU.
@@ -168,43 +174,147 @@ fn reentrant(autopilot: &Path) -> Result<bool, String> {
     Ok(report.capabilities.unwrap_or(0) & lockstep_abi::ffi::LOCKSTEP_AP_CAP_REENTRANT != 0)
 }
 
-fn write_zip(out: &Path, files: &Files) -> Result<(), String> {
-    let f =
-        std::fs::File::create(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-    let mut z = zip::ZipWriter::new(f);
-    for (name, bytes, exec) in files {
-        let o = zip::write::SimpleFileOptions::default()
-            .compression_method(zip::CompressionMethod::Deflated)
-            // Fast: the library is most of the bytes; level 1 packs a debug
-            // build's 50 MB in 0.4 s to 16 MB (the default level: 13 MB in
-            // 3 s).
-            .compression_level(Some(1))
-            .unix_permissions(if *exec { 0o755 } else { 0o644 });
-        z.start_file(name.as_str(), o)
-            .and_then(|()| z.write_all(bytes).map_err(Into::into))
-            .map_err(|e| format!("writing {}: {e}", out.display()))?;
+/// The functions of FMI 2.0 for co-simulation a master calls (the
+/// standard's common and co-simulation functions).
+const FMI2_FUNCTIONS: [&str; 34] = [
+    "fmi2GetTypesPlatform",
+    "fmi2GetVersion",
+    "fmi2SetDebugLogging",
+    "fmi2Instantiate",
+    "fmi2FreeInstance",
+    "fmi2SetupExperiment",
+    "fmi2EnterInitializationMode",
+    "fmi2ExitInitializationMode",
+    "fmi2Terminate",
+    "fmi2Reset",
+    "fmi2GetReal",
+    "fmi2GetInteger",
+    "fmi2GetBoolean",
+    "fmi2GetString",
+    "fmi2SetReal",
+    "fmi2SetInteger",
+    "fmi2SetBoolean",
+    "fmi2SetString",
+    "fmi2GetFMUstate",
+    "fmi2SetFMUstate",
+    "fmi2FreeFMUstate",
+    "fmi2SerializedFMUstateSize",
+    "fmi2SerializeFMUstate",
+    "fmi2DeSerializeFMUstate",
+    "fmi2GetDirectionalDerivative",
+    "fmi2SetRealInputDerivatives",
+    "fmi2GetRealOutputDerivatives",
+    "fmi2DoStep",
+    "fmi2CancelStep",
+    "fmi2GetStatus",
+    "fmi2GetRealStatus",
+    "fmi2GetIntegerStatus",
+    "fmi2GetBooleanStatus",
+    "fmi2GetStringStatus",
+];
+
+/// Refuses as the FMU's binary a file that is not a shared library
+/// exporting FMI 2.0's functions (read, never loaded: no code of it runs).
+fn check_exports(lib: &Path, bytes: &[u8]) -> Result<(), String> {
+    use object::{Object, ObjectKind};
+    let file = object::File::parse(bytes).map_err(|e| {
+        format!(
+            "the FMU library {} is not a shared library: {e}",
+            lib.display()
+        )
+    })?;
+    if file.kind() != ObjectKind::Dynamic {
+        return Err(format!(
+            "the FMU library {} is not a shared library ({:?})",
+            lib.display(),
+            file.kind()
+        ));
     }
-    z.finish()
-        .map_err(|e| format!("writing {}: {e}", out.display()))?;
-    Ok(())
+    let exports = file
+        .exports()
+        .map_err(|e| format!("the FMU library {}: its symbols: {e}", lib.display()))?;
+    let names: std::collections::HashSet<&[u8]> = exports.iter().map(|e| e.name()).collect();
+    let missing: Vec<&str> = FMI2_FUNCTIONS
+        .iter()
+        .copied()
+        .filter(|f| !names.contains(f.as_bytes()))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let shown = if missing.len() > 4 {
+        format!(
+            "{}, ... ({} in all)",
+            missing[..4].join(", "),
+            missing.len()
+        )
+    } else {
+        missing.join(", ")
+    };
+    Err(format!(
+        "the FMU library {} does not export FMI 2.0's functions (missing: {shown}): name lockstep's FMU library (liblockstep_fmu.so) with --library",
+        lib.display()
+    ))
+}
+
+/// Writes the archive; a failure removes what was written of it.
+fn write_zip(out: &Path, f: std::fs::File, files: &Files) -> Result<(), String> {
+    let written = (|| -> Result<(), String> {
+        let mut z = zip::ZipWriter::new(f);
+        for (name, bytes, exec) in files {
+            let o = zip::write::SimpleFileOptions::default()
+                .compression_method(zip::CompressionMethod::Deflated)
+                // Fast: the library is most of the bytes; level 1 packs a
+                // debug build's 50 MB in 0.4 s to 16 MB (the default
+                // level: 13 MB in 3 s).
+                .compression_level(Some(1))
+                .unix_permissions(if *exec { 0o755 } else { 0o644 });
+            z.start_file(name.as_str(), o)
+                .and_then(|()| z.write_all(bytes).map_err(Into::into))
+                .map_err(|e| format!("writing {}: {e}", out.display()))?;
+        }
+        z.finish()
+            .and_then(|f| f.sync_all().map_err(Into::into))
+            .map_err(|e| format!("writing {}: {e}", out.display()))?;
+        Ok(())
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(out);
+    }
+    written
 }
 
 /// Packages `scenario`'s vehicle as an FMU at `out`, with `autopilot`
 /// inside and the FMU library `library` (default: `liblockstep_fmu` next
-/// to the running executable); the number of files packed.
+/// to the running executable); the number of files packed. What cannot
+/// be packed or written where asked (a library without FMI's functions,
+/// `out` naming an input, a directory or a place not writable) is the
+/// request's fault, found before the archive is begun.
 pub fn fmu(
     scenario: &Path,
     out: &Path,
     autopilot: &Path,
     library: Option<&Path>,
 ) -> Result<usize, RunError> {
+    let config = |m: String| RunError::configuration(m);
     if !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
-        return Err(RunError::configuration(
-            "FMUs are packaged for linux64 only, on Linux x86-64",
+        return Err(config(
+            "FMUs are packaged for linux64 only, on Linux x86-64".into(),
         ));
     }
-    let lib = library_path(library).map_err(RunError::configuration)?;
-    let files = contents(scenario, autopilot, &lib).map_err(RunError::configuration)?;
-    write_zip(out, &files).map_err(RunError::run_failure)?;
+    let lib = library_path(library).map_err(config)?;
+    let lib_bytes = read(&lib).map_err(config)?;
+    check_exports(&lib, &lib_bytes).map_err(config)?;
+    let s = Scenario::load(scenario).map_err(|e| config(e.to_string()))?;
+    let mut inputs = scenario_inputs(scenario, autopilot, &s);
+    inputs.push(("the FMU library", &lib));
+    check_against_inputs(&inputs, &[("-o", out)])?;
+    if out.is_dir() {
+        return Err(config(format!("-o {} is a directory", out.display())));
+    }
+    let files = contents(scenario, &s, autopilot, lib_bytes).map_err(config)?;
+    let f = std::fs::File::create(out)
+        .map_err(|e| config(format!("-o {}: cannot create it: {e}", out.display())))?;
+    write_zip(out, f, &files).map_err(RunError::run_failure)?;
     Ok(files.len())
 }

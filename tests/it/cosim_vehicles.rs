@@ -20,6 +20,7 @@ fn options(mode: FileMode) -> AssembleOptions {
         },
         mode: Some(mode),
         bundled_fmu: None,
+        taken: Vec::new(),
     }
 }
 
@@ -391,4 +392,39 @@ fn a_vehicle_refuses_a_period_that_is_not_whole_autopilot_periods() {
         e.to_string(),
         "participant `load`: `bundled:slung_load`: this program carries no FMUs"
     );
+}
+
+/// A vehicle named `cosim` logged into the record `cosim.csv` (torn rows,
+/// exit 0): its log is refused before anything is written, naming both.
+#[test]
+fn a_vehicle_whose_log_would_be_the_record_is_refused() {
+    let dir = TempDir::new("cosim-log-record");
+    let system = dir.join("system.toml");
+    std::fs::write(
+        &system,
+        format!(
+            "schema_version = 1\n[cosim]\nstep_us = 4000\nduration_s = 3.0\n\
+             [[participants]]\nname = \"cosim\"\nkind = \"vehicle\"\nscenario = \"{}\"\n",
+            examples().join("cosim/vehicle.toml").display()
+        ),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let r = lockstep(&[
+        "cosim",
+        system.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--isolation",
+        "in-process",
+    ]);
+    assert_eq!(r.code(), 2, "{r}");
+    assert_eq!(
+        r.stderr,
+        format!(
+            "lockstep cosim: participant `cosim`: the record and its log name the same file {}\n",
+            out.join("cosim.csv").display()
+        )
+    );
+    assert!(!out.join("cosim.csv").exists());
 }

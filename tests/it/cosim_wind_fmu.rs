@@ -98,6 +98,7 @@ fn an_iris_flies_in_the_power_law_wind_of_a_python_fmu() {
             },
             mode: Some(FileMode::Parallel),
             bundled_fmu: None,
+            taken: Vec::new(),
         },
     )
     .unwrap();

@@ -138,6 +138,7 @@ pub unsafe extern "C" fn lockstep_cosim_new_from_file(
                     run: RunOptions::new(s.autopilot, s.isolation),
                     mode: None,
                     bundled_fmu: None,
+                    taken: Vec::new(),
                 },
                 bound: BTreeMap::new(),
             },

@@ -398,6 +398,7 @@ fn external_participants_declare_their_variables() {
             run: RunOptions::new("/nonexistent", lockstep_abi::Isolation::InProcess),
             mode: None,
             bundled_fmu: None,
+            taken: Vec::new(),
         },
     );
     assert_eq!(
@@ -443,6 +444,7 @@ fn threads_are_at_most_one_per_participant() {
         run: RunOptions::new("/nonexistent", lockstep_abi::Isolation::InProcess),
         mode,
         bundled_fmu: None,
+        taken: Vec::new(),
     };
     assert_eq!(s.threads, Some(1024));
     assert_eq!(options(None).threads_of(&s), 3, "three participants");

@@ -3,6 +3,8 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use crate::inputs::scenario::Scenario;
+
 /// What a path names: an existing file (device and inode, whatever path
 /// reaches it), or a file still to be created (its absolute path).
 #[derive(Debug, PartialEq, Eq)]
@@ -21,6 +23,29 @@ fn identity(p: &Path) -> Option<Identity> {
     };
     let dir = parent.canonicalize().ok()?;
     Some(Identity::Planned(dir.join(p.file_name()?)))
+}
+
+/// The files a vehicle's run of `s` reads, named for `check_outputs`: the
+/// scenario, the autopilot library, the spec when it is a file, and the
+/// mission. Every front end (the command line, the C ABI, the FMU, a
+/// co-simulation's vehicles) checks its outputs against these.
+pub fn scenario_inputs<'a>(
+    scenario: &'a Path,
+    autopilot: &'a Path,
+    s: &'a Scenario,
+) -> Vec<(&'static str, &'a Path)> {
+    let mut inputs = vec![
+        ("the scenario", scenario),
+        ("the autopilot library", autopilot),
+    ];
+    let spec = Path::new(&s.spec);
+    if spec.is_file() {
+        inputs.push(("the aircraft spec", spec));
+    }
+    if let Some(m) = &s.mission {
+        inputs.push(("the mission", m.as_path()));
+    }
+    inputs
 }
 
 /// Refuses an output that names one of the inputs or another output.

@@ -15,14 +15,16 @@ use lockstep::*;
 
 use crate::common::{BUNDLED, LOCKSTEP, SINGLE_INSTANCE, TempDir, broken, idle_scenario};
 
+mod checked_at_the_call;
+
 const HOST: &str = env!("CARGO_BIN_EXE_lockstep-autopilot-host");
 
-fn c(s: &str) -> CString {
+pub(crate) fn c(s: &str) -> CString {
     CString::new(s).unwrap()
 }
 
 /// Options for `autopilot` (kept alive by the returned strings).
-fn options(
+pub(crate) fn options(
     autopilot: &Path,
     isolation: u32,
     log: Option<&Path>,
@@ -44,7 +46,7 @@ fn options(
 }
 
 /// The calling thread's last error message.
-fn last_error() -> String {
+pub(crate) fn last_error() -> String {
     let mut buf = vec![0 as c_char; 4096];
     let mut n = 0;
     // SAFETY: a 4096-byte buffer and a local length.
@@ -57,7 +59,7 @@ fn last_error() -> String {
         .to_owned()
 }
 
-fn new_sim(
+pub(crate) fn new_sim(
     scenario: &Path,
     o: &lockstep_options,
 ) -> Result<*mut lockstep_sim, (lockstep_status, String)> {
@@ -70,7 +72,7 @@ fn new_sim(
     }
 }
 
-fn step(sim: *mut lockstep_sim, n: u64) -> Result<u64, (lockstep_status, String)> {
+pub(crate) fn step(sim: *mut lockstep_sim, n: u64) -> Result<u64, (lockstep_status, String)> {
     let mut done = 0;
     // SAFETY: `done` is a local; the handle is checked by the library.
     match unsafe { lockstep_sim_step(sim, n, &mut done) } {
@@ -79,7 +81,7 @@ fn step(sim: *mut lockstep_sim, n: u64) -> Result<u64, (lockstep_status, String)
     }
 }
 
-fn truth(sim: *mut lockstep_sim) -> lockstep_truth {
+pub(crate) fn truth(sim: *mut lockstep_sim) -> lockstep_truth {
     let mut t = lockstep_truth {
         size: size_of::<lockstep_truth>() as u32,
         ..Default::default()
@@ -131,7 +133,7 @@ fn report(sim: *mut lockstep_sim) -> Result<serde_json::Value, (lockstep_status,
     Ok(serde_json::from_str(text).unwrap())
 }
 
-fn free(sim: *mut lockstep_sim) -> lockstep_status {
+pub(crate) fn free(sim: *mut lockstep_sim) -> lockstep_status {
     // SAFETY: the library checks the handle.
     unsafe { lockstep_sim_free(sim) }
 }

@@ -2,8 +2,8 @@
 //! minimal co-simulation master written here (FMI's C calls through
 //! libloading). CI also checks it with FMPy (.ci/fmu-check.py).
 
-use std::ffi::{CString, c_char, c_int, c_void};
-use std::path::{Path, PathBuf};
+use std::ffi::{c_int, c_void};
+use std::path::Path;
 use std::process::Command;
 
 use lockstep_abi::Isolation;
@@ -12,170 +12,10 @@ use lockstep_harness::inputs::scenario::Scenario;
 
 use crate::common::{BUNDLED, LOCKSTEP, SINGLE_INSTANCE, TempDir};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+mod contract;
+mod master;
 
-/// The FMU library cargo built next to this test.
-fn fmu_library() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    exe.parent().unwrap().join("liblockstep_fmu.so")
-}
-
-/// Packages `scenario` with `autopilot` into dir/vehicle.fmu and unpacks it.
-fn package(dir: &TempDir, scenario: &Path, autopilot: &str) -> PathBuf {
-    let fmu = dir.join("vehicle.fmu");
-    let o = Command::new(LOCKSTEP)
-        .arg("fmu")
-        .arg(scenario)
-        .arg("-o")
-        .arg(&fmu)
-        .args(["--autopilot", autopilot])
-        .arg("--library")
-        .arg(fmu_library())
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let out = dir.join("unpacked");
-    let mut z = zip::ZipArchive::new(std::fs::File::open(&fmu).unwrap()).unwrap();
-    z.extract(&out).unwrap();
-    out
-}
-
-type Component = *mut c_void;
-
-#[repr(C)]
-struct Callbacks {
-    logger: *const c_void,
-    allocate: *const c_void,
-    free: *const c_void,
-    step_finished: *const c_void,
-    env: *mut c_void,
-}
-
-/// The FMU's functions a master needs.
-struct Fmu {
-    lib: libloading::Library,
-}
-
-impl Fmu {
-    fn load(unpacked: &Path) -> Fmu {
-        // SAFETY: loading the FMU's library, which has no initialisers that
-        // need anything of us.
-        let lib = unsafe {
-            libloading::Library::new(unpacked.join("binaries/linux64/lockstep_vehicle.so"))
-        }
-        .unwrap();
-        Fmu { lib }
-    }
-
-    fn sym<T: Copy>(&self, name: &str) -> T {
-        // SAFETY: the caller names the function with its FMI signature.
-        unsafe { *self.lib.get::<T>(name.as_bytes()).unwrap() }
-    }
-
-    fn instantiate(&self, unpacked: &Path, guid: &str) -> Component {
-        let f: unsafe extern "C" fn(
-            *const c_char,
-            c_int,
-            *const c_char,
-            *const c_char,
-            *const Callbacks,
-            c_int,
-            c_int,
-        ) -> Component = self.sym("fmi2Instantiate");
-        let name = CString::new("test").unwrap();
-        let guid = CString::new(guid).unwrap();
-        let uri = CString::new(format!("file://{}", unpacked.join("resources").display())).unwrap();
-        let cb = Callbacks {
-            logger: std::ptr::null(),
-            allocate: std::ptr::null(),
-            free: std::ptr::null(),
-            step_finished: std::ptr::null(),
-            env: std::ptr::null_mut(),
-        };
-        // SAFETY: FMI's call with valid strings and callbacks.
-        unsafe { f(name.as_ptr(), 1, guid.as_ptr(), uri.as_ptr(), &cb, 0, 0) }
-    }
-
-    fn call(&self, name: &str, c: Component) -> c_int {
-        let f: unsafe extern "C" fn(Component) -> c_int = self.sym(name);
-        // SAFETY: a live component.
-        unsafe { f(c) }
-    }
-
-    /// Sets up the experiment from 0 and enters initialization mode.
-    fn enter(&self, c: Component) {
-        let setup: unsafe extern "C" fn(Component, c_int, f64, f64, c_int, f64) -> c_int =
-            self.sym("fmi2SetupExperiment");
-        // SAFETY: a live component.
-        assert_eq!(unsafe { setup(c, 0, 0.0, 0.0, 0, 0.0) }, 0);
-        assert_eq!(self.call("fmi2EnterInitializationMode", c), 0);
-    }
-
-    fn init(&self, c: Component) {
-        self.enter(c);
-        assert_eq!(self.call("fmi2ExitInitializationMode", c), 0);
-    }
-
-    fn step(&self, c: Component, t: f64, h: f64) -> c_int {
-        let f: unsafe extern "C" fn(Component, f64, f64, c_int) -> c_int = self.sym("fmi2DoStep");
-        // SAFETY: a live component.
-        unsafe { f(c, t, h, 1) }
-    }
-
-    fn reals(&self, c: Component, vrs: &[u32]) -> Vec<f64> {
-        let f: unsafe extern "C" fn(Component, *const u32, usize, *mut f64) -> c_int =
-            self.sym("fmi2GetReal");
-        let mut v = vec![0.0; vrs.len()];
-        // SAFETY: arrays of `vrs.len()` elements.
-        assert_eq!(unsafe { f(c, vrs.as_ptr(), vrs.len(), v.as_mut_ptr()) }, 0);
-        v
-    }
-
-    fn set_real(&self, c: Component, vr: u32, x: f64) -> c_int {
-        let f: unsafe extern "C" fn(Component, *const u32, usize, *const f64) -> c_int =
-            self.sym("fmi2SetReal");
-        // SAFETY: one-element arrays.
-        unsafe { f(c, &vr, 1, &x) }
-    }
-
-    fn set_string(&self, c: Component, vr: u32, s: &str) -> c_int {
-        let f: unsafe extern "C" fn(Component, *const u32, usize, *const *const c_char) -> c_int =
-            self.sym("fmi2SetString");
-        let s = CString::new(s).unwrap();
-        let p = s.as_ptr();
-        // SAFETY: one-element arrays.
-        unsafe { f(c, &vr, 1, &p) }
-    }
-
-    fn free(&self, c: Component) {
-        let f: unsafe extern "C" fn(Component) = self.sym("fmi2FreeInstance");
-        // SAFETY: a live component, freed once.
-        unsafe { f(c) }
-    }
-}
-
-/// The description's GUID and each variable's value reference by name.
-fn description(unpacked: &Path) -> (String, String, std::collections::HashMap<String, u32>) {
-    let xml = std::fs::read_to_string(unpacked.join("modelDescription.xml")).unwrap();
-    let attr = |line: &str, key: &str| -> Option<String> {
-        let start = line.find(&format!(" {key}=\""))? + key.len() + 3;
-        Some(line[start..start + line[start..].find('"')?].to_string())
-    };
-    let guid = xml.lines().find_map(|l| attr(l, "guid")).unwrap();
-    let vrs = xml
-        .lines()
-        .filter(|l| l.contains("<ScalarVariable"))
-        .map(|l| {
-            (
-                attr(l, "name").unwrap(),
-                attr(l, "valueReference").unwrap().parse().unwrap(),
-            )
-        })
-        .collect();
-    (guid, xml, vrs)
-}
+use master::{Component, Fmu, description, fmu_library, package, root};
 
 const TRUTH: [&str; 13] = [
     "north_m",
@@ -388,6 +228,94 @@ fn packaging_errors_name_what_is_wrong() {
     assert_eq!(
         String::from_utf8_lossy(&o.stderr),
         "lockstep fmu: cannot read scenario no/such.toml: No such file or directory (os error 2)\n"
+    );
+    assert!(!dir.join("x.fmu").exists());
+}
+
+/// `-o` that names an input, a directory or a place that cannot be
+/// written, and a `--library` that is not an FMU's binary, are the
+/// request's fault (exit 2), found before anything is written: `-o` the
+/// scenario replaced the scenario by the archive, and a directory or an
+/// unwritable place exited 1.
+#[test]
+fn an_fmu_written_over_its_scenario_or_where_it_cannot_be_is_refused() {
+    let dir = TempDir::new("fmu-o");
+    let scenario = crate::common::idle_scenario(dir.path(), "s.toml", 1.0, 10);
+    let before = std::fs::read(&scenario).unwrap();
+    let run = |out: &Path, library: &Path| {
+        let o = Command::new(LOCKSTEP)
+            .arg("fmu")
+            .arg(&scenario)
+            .arg("-o")
+            .arg(out)
+            .args(["--autopilot", BUNDLED])
+            .arg("--library")
+            .arg(library)
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let lib = fmu_library();
+    assert_eq!(
+        run(&scenario, &lib),
+        (
+            Some(2),
+            format!(
+                "lockstep fmu: -o {} is the scenario; refusing to overwrite an input\n",
+                scenario.display()
+            )
+        )
+    );
+    assert_eq!(std::fs::read(&scenario).unwrap(), before);
+    assert_eq!(
+        run(Path::new(BUNDLED), &lib),
+        (
+            Some(2),
+            format!(
+                "lockstep fmu: -o {BUNDLED} is the autopilot library; refusing to overwrite an input\n"
+            )
+        )
+    );
+    assert_eq!(
+        run(dir.path(), &lib),
+        (
+            Some(2),
+            format!("lockstep fmu: -o {} is a directory\n", dir.path().display())
+        )
+    );
+    // Unwritable even for root: sysfs.
+    assert_eq!(
+        run(Path::new("/sys/x.fmu"), &lib),
+        (
+            Some(2),
+            "lockstep fmu: -o /sys/x.fmu: cannot create it: Permission denied (os error 13)\n"
+                .to_string()
+        )
+    );
+    assert_eq!(
+        run(&dir.join("x.fmu"), Path::new(BUNDLED)),
+        (
+            Some(2),
+            format!(
+                "lockstep fmu: the FMU library {BUNDLED} does not export FMI 2.0's functions \
+                 (missing: fmi2GetTypesPlatform, fmi2GetVersion, fmi2SetDebugLogging, \
+                 fmi2Instantiate, ... (34 in all)): name lockstep's FMU library \
+                 (liblockstep_fmu.so) with --library\n"
+            )
+        )
+    );
+    assert_eq!(
+        run(&dir.join("x.fmu"), &scenario),
+        (
+            Some(2),
+            format!(
+                "lockstep fmu: the FMU library {} is not a shared library: Unknown file magic\n",
+                scenario.display()
+            )
+        )
     );
     assert!(!dir.join("x.fmu").exists());
 }
