@@ -8,6 +8,9 @@ usage: python3 .ci/fmu-check.py VEHICLE.FMU NATIVE_LOG.CSV
   native CSV log (`lockstep fly --log`, whose numbers round-trip exactly);
 - a communication step that is not a whole number of microseconds is
   refused with fmi2Error and a logged message saying so;
+- a simulation asked to run past the scenario's end keeps everything up to
+  the end (each step from the end is fmi2Discard with fmi2Terminated, which
+  FMPy takes as the end of the run);
 - the doStep cost from FMPy, per 1 ms step, is printed for the notes.
 """
 import contextlib
@@ -83,4 +86,13 @@ except Exception as e:  # fmpy raises FMICallException on fmi2Error
     print(f"a step of 500.5 us: refused, logged `{expected}`")
 slave.terminate()
 slave.freeInstance()
+
+# Past the end: FMPy stops at the scenario's end with every row before it.
+with contextlib.redirect_stdout(io.StringIO()):
+    past = simulate_fmu(fmu, stop_time=stop + 2.0, step_size=0.5, output_interval=0.5,
+                        output=["truth_north_m"])
+# (FMPy records the point it stopped at once more after the discarded step.)
+if past["time"][-1] != stop or len(set(past["time"])) != round(stop / 0.5) + 1:
+    sys.exit(f"a run past the end kept {len(past)} rows to {past['time'][-1]} s, not the whole {stop} s")
+print(f"simulate_fmu to {stop + 2.0} s: {len(past)} rows, to the scenario's end at {stop} s")
 print("fmu check: ok")

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use crate::variables::{Causality, Kind, Variable};
+use crate::variables::{Causality, Kind, Variable, real};
 
 /// The FMU's binary name (`binaries/<platform>/<MODEL_IDENTIFIER>.so`).
 pub const MODEL_IDENTIFIER: &str = "lockstep_vehicle";
@@ -114,6 +114,9 @@ impl Description<'_> {
             let _ = write!(w, "><{}", v.kind.name());
             if let Some(u) = v.unit {
                 let _ = write!(w, r#" unit="{}""#, escape(u));
+            }
+            if let Some((lo, hi)) = v.range {
+                let _ = write!(w, r#" min="{}" max="{}""#, real(lo), real(hi));
             }
             if let Some(s) = &v.start {
                 let _ = write!(w, r#" start="{}""#, escape(s));

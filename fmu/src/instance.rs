@@ -11,7 +11,7 @@ use lockstep_harness::inputs::scenario::{Action, Scenario, SensorId};
 use lockstep_harness::io::log_meta::sidecar_path;
 use lockstep_harness::io::paths::{check_outputs, scenario_inputs};
 
-use crate::variables::{Kind, Slot, Variable, table};
+use crate::variables::{Causality, Kind, Slot, Variable, table};
 
 /// The instance's state in FMI's state machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,8 +145,33 @@ impl Instance {
         Ok(v)
     }
 
-    /// Sets a parameter or input.
+    /// Sets parameters or inputs of one `kind`: all of them, or none when
+    /// one is refused (each is checked before any is set).
+    pub fn set_all(&mut self, kind: Kind, items: Vec<(u32, Value)>) -> Result<(), Failure> {
+        for (vr, value) in &items {
+            self.check_set(*vr, kind, value)?;
+        }
+        for (vr, value) in items {
+            let v = &self.variables[vr as usize];
+            if v.causality == Causality::Parameter
+                && self.values[vr as usize].as_ref() != Some(&value)
+            {
+                self.dirty = true;
+            }
+            self.values[vr as usize] = Some(value);
+        }
+        Ok(())
+    }
+
+    /// Sets one parameter or input.
     pub fn set(&mut self, vr: u32, kind: Kind, value: Value) -> Result<(), Failure> {
+        self.set_all(kind, vec![(vr, value)])
+    }
+
+    /// Refuses a value the variable `vr` cannot take now: an output, a
+    /// fixed parameter after initialization, a number outside its range,
+    /// a log path naming one of the FMU's files.
+    fn check_set(&self, vr: u32, kind: Kind, value: &Value) -> Result<(), Failure> {
         let v = self.variable(vr, kind)?;
         use crate::variables::Causality::*;
         match (v.causality, self.phase) {
@@ -163,24 +188,29 @@ impl Instance {
             }
             (Input, _) => {}
         }
-        match (&v.slot, &value) {
+        match (&v.slot, value) {
             (Slot::Seed, Value::Integer(s)) if *s < 0 => {
                 return Err(format!("seed {s} is negative"));
             }
             (_, Value::Real(x)) if !x.is_finite() => {
                 return Err(format!("`{}` = {x} is not finite", v.name));
             }
+            (_, Value::Real(x)) => {
+                if let Some((lo, hi)) = v.range
+                    && !(lo..=hi).contains(x)
+                {
+                    return Err(format!(
+                        "`{}` = {x:e} is outside [{lo}, {hi}]{}",
+                        v.name,
+                        v.unit.map(|u| format!(" {u}")).unwrap_or_default()
+                    ));
+                }
+            }
+            (Slot::LogPath, Value::String(p)) if !p.is_empty() => {
+                self.check_log(Path::new(p))?;
+            }
             _ => {}
         }
-        if let (Slot::LogPath, Value::String(p)) = (&v.slot, &value)
-            && !p.is_empty()
-        {
-            self.check_log(Path::new(p))?;
-        }
-        if v.causality == Parameter && self.values[vr as usize].as_ref() != Some(&value) {
-            self.dirty = true;
-        }
-        self.values[vr as usize] = Some(value);
         Ok(())
     }
 
@@ -236,6 +266,29 @@ impl Instance {
                 .map_err(|e| e.to_string())?;
         self.engine = Some(engine);
         self.finished = false;
+        Ok(())
+    }
+
+    /// fmi2SetupExperiment: once instantiated (or reset), before
+    /// initialization; the run starts at 0 and a stop time, when given,
+    /// is not before it.
+    pub fn setup_experiment(&self, start_s: f64, stop_s: Option<f64>) -> Result<(), Failure> {
+        if self.phase != Phase::Instantiated {
+            return Err(format!(
+                "the experiment is set up after instantiation and before initialization; the instance is {:?}",
+                self.phase
+            ));
+        }
+        if start_s != 0.0 {
+            return Err(format!("start time {start_s} s: the scenario starts at 0"));
+        }
+        if let Some(stop) = stop_s
+            && !(stop.is_finite() && stop >= start_s)
+        {
+            return Err(format!(
+                "stop time {stop} s is before the start time {start_s} s"
+            ));
+        }
         Ok(())
     }
 
@@ -330,16 +383,14 @@ impl Instance {
             .as_ref()
             .expect("an engine while stepping")
             .end();
-        if t_us >= end.0 && h_us > 0 {
-            return Err(format!(
-                "do step from {}: the scenario ended at {}",
-                lockstep_abi::at(t_us),
-                lockstep_abi::at(end.0)
-            ));
-        }
         let target = t_us
             .checked_add(h_us)
             .ok_or_else(|| format!("do step of {h_us} us from {t_us} us overflows the clock"))?;
+        if t_us >= end.0 && h_us > 0 {
+            // Nothing left to step: not an error, the end (fmi2Discard,
+            // fmi2Terminated true).
+            return Ok(false);
+        }
         self.apply_inputs()?;
         let reached = target.min(end.0);
         let engine = self.engine.as_mut().expect("an engine while stepping");

@@ -2,7 +2,7 @@
 //! written and fmi2Get*/fmi2Set* are served (the value reference of a
 //! variable is its index in the table).
 
-use lockstep_harness::inputs::scenario::Action;
+use lockstep_harness::inputs::scenario::{Action, MAX_START_OFFSET_M, MAX_WIND_MPS};
 
 /// FMI's variable types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,6 +83,10 @@ pub struct Variable {
     /// The start value as modelDescription.xml writes it (parameters and
     /// inputs).
     pub start: Option<String>,
+    /// The closed range a Real parameter or input takes (the scenario
+    /// file's bounds for the same quantity): `min` and `max` in
+    /// modelDescription.xml, and what fmi2SetReal checks.
+    pub range: Option<(f64, f64)>,
     pub slot: Slot,
 }
 
@@ -116,6 +120,12 @@ pub fn table(rotors: usize, batteries: usize, seed: u64, start: (f64, f64, f64))
                    unit: Option<&'static str>,
                    start: Option<std::string::String>,
                    slot: Slot| {
+        let range = match slot {
+            Slot::StartNorth | Slot::StartEast => Some((-MAX_START_OFFSET_M, MAX_START_OFFSET_M)),
+            Slot::StartYaw => Some((-360.0, 360.0)),
+            Slot::WindOffset(_) => Some((-MAX_WIND_MPS, MAX_WIND_MPS)),
+            _ => None,
+        };
         v.push(Variable {
             name,
             kind,
@@ -123,6 +133,7 @@ pub fn table(rotors: usize, batteries: usize, seed: u64, start: (f64, f64, f64))
             description,
             unit,
             start,
+            range,
             slot,
         })
     };

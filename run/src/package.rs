@@ -257,31 +257,38 @@ fn check_exports(lib: &Path, bytes: &[u8]) -> Result<(), String> {
     ))
 }
 
-/// Writes the archive; a failure removes what was written of it.
-fn write_zip(out: &Path, f: std::fs::File, files: &Files) -> Result<(), String> {
-    let written = (|| -> Result<(), String> {
-        let mut z = zip::ZipWriter::new(f);
-        for (name, bytes, exec) in files {
-            let o = zip::write::SimpleFileOptions::default()
-                .compression_method(zip::CompressionMethod::Deflated)
-                // Fast: the library is most of the bytes; level 1 packs a
-                // debug build's 50 MB in 0.4 s to 16 MB (the default
-                // level: 13 MB in 3 s).
-                .compression_level(Some(1))
-                .unix_permissions(if *exec { 0o755 } else { 0o644 });
-            z.start_file(name.as_str(), o)
-                .and_then(|()| z.write_all(bytes).map_err(Into::into))
-                .map_err(|e| format!("writing {}: {e}", out.display()))?;
-        }
-        z.finish()
-            .and_then(|f| f.sync_all().map_err(Into::into))
-            .map_err(|e| format!("writing {}: {e}", out.display()))?;
-        Ok(())
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(out);
+/// The archive of `files`, in memory (a few MB): writing it is then one
+/// file write whose error is the system's own.
+fn archive(files: &Files) -> Result<Vec<u8>, String> {
+    let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for (name, bytes, exec) in files {
+        let o = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated)
+            // Fast: the library is most of the bytes; level 1 packs a debug
+            // build's 50 MB in 0.4 s to 16 MB (the default level: 13 MB in
+            // 3 s).
+            .compression_level(Some(1))
+            .unix_permissions(if *exec { 0o755 } else { 0o644 });
+        z.start_file(name.as_str(), o)
+            .map_err(|e| format!("packing {name}: {e}"))?;
+        z.write_all(bytes)
+            .map_err(|e| format!("packing {name}: {e}"))?;
     }
-    written
+    let cursor = z.finish().map_err(|e| format!("packing: {e}"))?;
+    Ok(cursor.into_inner())
+}
+
+/// Writes the archive to `f` (created at `out`); a failure removes what
+/// was written of a regular file.
+fn write_archive(out: &Path, mut f: std::fs::File, bytes: &[u8]) -> Result<(), String> {
+    let written = f.write_all(bytes).and_then(|()| f.sync_all());
+    if let Err(e) = written {
+        if std::fs::metadata(out).is_ok_and(|m| m.is_file()) {
+            let _ = std::fs::remove_file(out);
+        }
+        return Err(format!("writing {}: {e}", out.display()));
+    }
+    Ok(())
 }
 
 /// Packages `scenario`'s vehicle as an FMU at `out`, with `autopilot`
@@ -313,8 +320,9 @@ pub fn fmu(
         return Err(config(format!("-o {} is a directory", out.display())));
     }
     let files = contents(scenario, &s, autopilot, lib_bytes).map_err(config)?;
+    let bytes = archive(&files).map_err(RunError::run_failure)?;
     let f = std::fs::File::create(out)
         .map_err(|e| config(format!("-o {}: cannot create it: {e}", out.display())))?;
-    write_zip(out, f, &files).map_err(RunError::run_failure)?;
+    write_archive(out, f, &bytes).map_err(RunError::run_failure)?;
     Ok(files.len())
 }

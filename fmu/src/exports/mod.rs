@@ -54,6 +54,11 @@ struct Component {
     logging_on: bool,
 }
 
+// SAFETY: FMI lets a master call an instance from any thread, one call at
+// a time (the handle table's mutex enforces it); `environment` is only
+// handed back to the master's logger.
+unsafe impl Send for Component {}
+
 impl Component {
     fn log(&self, status: fmi2Status, category: &str, message: &str) {
         let Some(logger) = self.logger else { return };
@@ -89,33 +94,41 @@ fn with(
     with_status(c, what, |comp| f(comp).map(|()| FMI2_OK))
 }
 
-/// `with` for a call whose success has more than one status.
+/// `with` for a call whose success has more than one status. A handle
+/// that is not a live instance, or one busy with another call, is
+/// fmi2Error (with no logger to tell).
 fn with_status(
     c: fmi2Component,
     what: &str,
     f: impl FnOnce(&mut Component) -> Result<fmi2Status, String>,
 ) -> fmi2Status {
-    if c.is_null() {
+    let Some(shared) = handles::get(c) else {
         return FMI2_ERROR;
-    }
-    // SAFETY: a non-NULL fmi2Component is one fmi2Instantiate returned and
-    // fmi2FreeInstance has not freed (FMI's rule for masters).
-    let comp = unsafe { &mut *c.cast::<Component>() };
-    match catch_unwind(AssertUnwindSafe(|| f(comp))) {
-        Ok(Ok(status)) => status,
-        Ok(Err(e)) => {
-            comp.log(FMI2_ERROR, "logStatusError", &format!("{what}: {e}"));
-            FMI2_ERROR
+    };
+    // The instance may be dropped here (freed during this call): inside
+    // the panic boundary too.
+    catch_unwind(AssertUnwindSafe(move || {
+        let Some(mut guard) = handles::lock(&shared) else {
+            return FMI2_ERROR;
+        };
+        let comp = &mut *guard;
+        match catch_unwind(AssertUnwindSafe(|| f(comp))) {
+            Ok(Ok(status)) => status,
+            Ok(Err(e)) => {
+                comp.log(FMI2_ERROR, "logStatusError", &format!("{what}: {e}"));
+                FMI2_ERROR
+            }
+            Err(_) => {
+                comp.log(
+                    FMI2_FATAL,
+                    "logStatusFatal",
+                    &format!("{what}: internal error (a bug in lockstep)"),
+                );
+                FMI2_FATAL
+            }
         }
-        Err(_) => {
-            comp.log(
-                FMI2_FATAL,
-                "logStatusFatal",
-                &format!("{what}: internal error (a bug in lockstep)"),
-            );
-            FMI2_FATAL
-        }
-    }
+    }))
+    .unwrap_or(FMI2_FATAL)
 }
 
 const TYPES_PLATFORM: &CStr = c"default";
@@ -257,31 +270,30 @@ pub unsafe extern "C" fn fmi2Instantiate(
             ));
         }
         match Instance::new(&name, &resources) {
-            Ok(instance) => Box::into_raw(Box::new(Component {
-                instance,
-                logger: f.logger,
-                environment: f.component_environment,
-                logging_on: logging_on != 0,
-            }))
-            .cast(),
+            Ok(instance) => {
+                let c = handles::insert(Component {
+                    instance,
+                    logger: f.logger,
+                    environment: f.component_environment,
+                    logging_on: logging_on != 0,
+                });
+                if c.is_null() {
+                    return fail("fmi2Instantiate: too many live instances".into());
+                }
+                c
+            }
             Err(e) => fail(format!("fmi2Instantiate: {e}")),
         }
     }));
     r.unwrap_or(std::ptr::null_mut())
 }
 
-/// # Safety
-/// `c` is an instance not freed before (or NULL).
+/// Frees the instance (ending its run: the log writer joined first). A
+/// handle already freed, or never an instance, is ignored: FMI gives this
+/// function no status to refuse it with.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn fmi2FreeInstance(c: fmi2Component) {
-    if c.is_null() {
-        return;
-    }
-    let _ = catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: an instance from fmi2Instantiate, freed once (FMI's rule);
-        // dropping it ends the run (the log writer joined first).
-        drop(unsafe { Box::from_raw(c.cast::<Component>()) });
-    }));
+pub extern "C" fn fmi2FreeInstance(c: fmi2Component) {
+    let _ = catch_unwind(AssertUnwindSafe(|| drop(handles::remove(c))));
 }
 
 /// # Safety
@@ -292,14 +304,12 @@ pub unsafe extern "C" fn fmi2SetupExperiment(
     _tolerance_defined: fmi2Boolean,
     _tolerance: fmi2Real,
     start_time: fmi2Real,
-    _stop_time_defined: fmi2Boolean,
-    _stop_time: fmi2Real,
+    stop_time_defined: fmi2Boolean,
+    stop_time: fmi2Real,
 ) -> fmi2Status {
-    with(c, "fmi2SetupExperiment", |_| {
-        if start_time != 0.0 {
-            return Err(format!("start time {start_time}: the scenario starts at 0"));
-        }
-        Ok(())
+    with(c, "fmi2SetupExperiment", |comp| {
+        comp.instance
+            .setup_experiment(start_time, (stop_time_defined != 0).then_some(stop_time))
     })
 }
 
@@ -335,6 +345,7 @@ pub unsafe extern "C" fn fmi2Reset(c: fmi2Component) -> fmi2Status {
     with(c, "fmi2Reset", |comp| comp.instance.reset())
 }
 
+mod handles;
 mod stepping;
 mod unsupported;
 mod values;

@@ -7,19 +7,16 @@ use super::*;
 /// return the status asked for), the instance stays usable; logged only
 /// with logging on.
 pub(super) fn no_status(c: fmi2Component, what: &str) -> fmi2Status {
-    if c.is_null() {
-        return FMI2_ERROR;
-    }
-    // SAFETY: as in `with_status`.
-    let comp = unsafe { &*c.cast::<Component>() };
-    if comp.logging_on {
-        comp.log(
-            FMI2_DISCARD,
-            "logStatusError",
-            &format!("{what}: no such status here"),
-        );
-    }
-    FMI2_DISCARD
+    with_status(c, what, |comp| {
+        if comp.logging_on {
+            comp.log(
+                FMI2_DISCARD,
+                "logStatusError",
+                &format!("{what}: no such status here"),
+            );
+        }
+        Ok(FMI2_DISCARD)
+    })
 }
 
 /// Refused: this FMU does not offer what `what` asks.

@@ -90,10 +90,12 @@ macro_rules! setter {
             with(c, stringify!($name), |comp| {
                 // SAFETY: the master's promise on the arrays (only read).
                 let (vr, vals) = unsafe { slices_ref(vr, n, value) }?;
-                for (r, $v) in vr.iter().zip(vals.iter()) {
-                    comp.instance.set(*r, $kind, $value)?;
-                }
-                Ok(())
+                let items = vr
+                    .iter()
+                    .zip(vals.iter())
+                    .map(|(r, $v)| (*r, $value))
+                    .collect();
+                comp.instance.set_all($kind, items)
             })
         }
     };
@@ -144,6 +146,7 @@ pub unsafe extern "C" fn fmi2SetString(
     with(c, "fmi2SetString", |comp| {
         // SAFETY: the master's promise on the arrays (only read).
         let (vr, vals) = unsafe { slices_ref(vr, n, value) }?;
+        let mut items = Vec::with_capacity(vr.len());
         for (r, p) in vr.iter().zip(vals.iter()) {
             if p.is_null() {
                 return Err(format!("value reference {r}: NULL string"));
@@ -152,9 +155,8 @@ pub unsafe extern "C" fn fmi2SetString(
             let s = unsafe { CStr::from_ptr(*p) }
                 .to_str()
                 .map_err(|_| format!("value reference {r}: not UTF-8"))?;
-            comp.instance
-                .set(*r, Kind::String, Value::String(s.to_string()))?;
+            items.push((*r, Value::String(s.to_string())));
         }
-        Ok(())
+        comp.instance.set_all(Kind::String, items)
     })
 }

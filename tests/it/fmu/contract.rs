@@ -2,9 +2,10 @@
 //! master do wrong is refused with an error status and the instance left
 //! as it was, never a crash or a file destroyed.
 
+use std::ffi::c_int;
 use std::path::Path;
 
-use super::master::{Fmu, description, package, root};
+use super::master::{Component, Fmu, description, package, root};
 use crate::common::{BUNDLED, TempDir};
 
 /// A master that sets `log_path` to one of the FMU's own files (its
@@ -43,4 +44,161 @@ fn a_log_path_naming_the_fmus_own_files_is_refused() {
     fmu.free(c);
     assert_eq!(std::fs::read(&scenario).unwrap(), before);
     assert!(Path::new(&log).exists());
+}
+
+/// A one-second idle vehicle, packaged and loaded: (dir, unpacked, master,
+/// GUID, value references).
+fn idle_fmu(name: &str) -> (TempDir, std::path::PathBuf, Fmu, String, Refs) {
+    let dir = TempDir::new(name);
+    let scenario = crate::common::idle_scenario(dir.path(), "idle.toml", 1.0, 10);
+    let unpacked = package(&dir, &scenario, BUNDLED);
+    let (guid, _, vr) = description(&unpacked);
+    let fmu = Fmu::load(&unpacked);
+    (dir, unpacked, fmu, guid, vr)
+}
+
+type Refs = std::collections::HashMap<String, u32>;
+
+fn terminated(fmu: &Fmu, c: Component) -> (c_int, c_int) {
+    let f: unsafe extern "C" fn(Component, c_int, *mut c_int) -> c_int =
+        fmu.sym("fmi2GetBooleanStatus");
+    let mut done = -1;
+    // SAFETY: a live component and a local out-value.
+    (unsafe { f(c, 3, &mut done) }, done)
+}
+
+/// Every step at or after the scenario's end is fmi2Discard with
+/// fmi2Terminated true (a step starting at the end was fmi2Error, and FMPy
+/// then lost the whole result).
+#[test]
+fn a_step_at_or_after_the_end_is_discard_with_terminated() {
+    let (_dir, unpacked, fmu, guid, _) = idle_fmu("fmu-end");
+    let c = fmu.instantiate(&unpacked, &guid);
+    fmu.init(c);
+    assert_eq!(terminated(&fmu, c), (0, 0));
+    assert_eq!(fmu.step(c, 0.0, 0.5), 0);
+    assert_eq!(fmu.step(c, 0.5, 0.75), 2, "past the end: to the end");
+    assert_eq!(terminated(&fmu, c), (0, 1));
+    for _ in 0..3 {
+        assert_eq!(fmu.step(c, 1.0, 0.1), 2, "from the end");
+        assert_eq!(terminated(&fmu, c), (0, 1));
+    }
+    assert_eq!(fmu.call("fmi2Terminate", c), 0);
+    fmu.free(c);
+}
+
+fn setup(fmu: &Fmu, c: Component, start: f64, stop: Option<f64>) -> c_int {
+    let f: unsafe extern "C" fn(Component, c_int, f64, f64, c_int, f64) -> c_int =
+        fmu.sym("fmi2SetupExperiment");
+    // SAFETY: a component (live or not: the FMU checks).
+    unsafe {
+        f(
+            c,
+            0,
+            0.0,
+            start,
+            c_int::from(stop.is_some()),
+            stop.unwrap_or(0.0),
+        )
+    }
+}
+
+/// fmi2SetupExperiment belongs between instantiation and initialization,
+/// with a stop time not before the start: anything else is fmi2Error (both
+/// were accepted).
+#[test]
+fn the_experiment_is_set_up_once_before_initialization() {
+    let (_dir, unpacked, fmu, guid, _) = idle_fmu("fmu-setup");
+    let c = fmu.instantiate(&unpacked, &guid);
+    assert_eq!(setup(&fmu, c, 0.0, Some(-1.0)), 3, "stop before start");
+    assert_eq!(setup(&fmu, c, 0.0, Some(f64::NAN)), 3, "stop NaN");
+    assert_eq!(setup(&fmu, c, 2.0, None), 3, "the scenario starts at 0");
+    assert_eq!(setup(&fmu, c, 0.0, Some(1.0)), 0);
+    assert_eq!(fmu.call("fmi2EnterInitializationMode", c), 0);
+    assert_eq!(setup(&fmu, c, 0.0, Some(1.0)), 3, "in initialization");
+    assert_eq!(fmu.call("fmi2ExitInitializationMode", c), 0);
+    assert_eq!(setup(&fmu, c, 0.0, Some(1.0)), 3, "while stepping");
+    assert_eq!(fmu.call("fmi2Reset", c), 0);
+    assert_eq!(setup(&fmu, c, 0.0, None), 0, "after a reset");
+    fmu.free(c);
+}
+
+fn set_reals(fmu: &Fmu, c: Component, vrs: &[u32], xs: &[f64]) -> c_int {
+    let f: unsafe extern "C" fn(Component, *const u32, usize, *const f64) -> c_int =
+        fmu.sym("fmi2SetReal");
+    // SAFETY: arrays of `vrs.len()` elements.
+    unsafe { f(c, vrs.as_ptr(), vrs.len(), xs.as_ptr()) }
+}
+
+/// A vector with one bad reference or value sets none of it (the first
+/// ones were applied), and the scenario file's bounds hold for the same
+/// quantities set as parameters and inputs (1e300 m and 1e6 m/s were
+/// taken, and the run failed later with a state dump naming nothing).
+#[test]
+fn values_are_checked_all_first_and_against_the_scenarios_bounds() {
+    let (_dir, unpacked, fmu, guid, vr) = idle_fmu("fmu-set");
+    let c = fmu.instantiate(&unpacked, &guid);
+    let north = vr["start_north_m"];
+    let east = vr["start_east_m"];
+    assert_eq!(set_reals(&fmu, c, &[north, 999_999], &[5.0, 1.0]), 3);
+    assert_eq!(set_reals(&fmu, c, &[north, east], &[5.0, 1e300]), 3);
+    assert_eq!(fmu.reals(c, &[north, east]), [0.0, 0.0], "nothing set");
+    for (name, bad) in [
+        ("start_north_m", 1.000_001e6),
+        ("start_east_m", -2e6),
+        ("start_yaw_deg", 361.0),
+        ("wind_offset_north_mps", 1e6),
+        ("wind_offset_down_mps", -100.5),
+    ] {
+        assert_eq!(fmu.set_real(c, vr[name], bad), 3, "{name} = {bad}");
+    }
+    assert_eq!(
+        set_reals(&fmu, c, &[north, east], &[5.0, -1e6]),
+        0,
+        "bounds included"
+    );
+    assert_eq!(fmu.reals(c, &[north, east]), [5.0, -1e6]);
+    fmu.init(c);
+    assert_eq!(fmu.set_real(c, vr["wind_offset_north_mps"], 1e6), 3);
+    assert_eq!(fmu.set_real(c, vr["wind_offset_north_mps"], 100.0), 0);
+    assert_eq!(fmu.step(c, 0.0, 0.1), 0);
+    fmu.free(c);
+    // modelDescription.xml states the same bounds.
+    let (_, xml, _) = description(&unpacked);
+    assert!(
+        xml.contains(r#"name="wind_offset_north_mps""#)
+            && xml.contains(r#"<Real unit="m/s" min="-100.0" max="100.0" start="0"/>"#),
+        "{xml}"
+    );
+}
+
+/// Calls on a freed instance, a second free and a handle that never was
+/// an instance are fmi2Error or ignored, never a crash (the instance is a
+/// handle in a table, as the C ABI's are).
+#[test]
+fn freed_and_forged_instances_are_refused() {
+    let (_dir, unpacked, fmu, guid, vr) = idle_fmu("fmu-free");
+    let c = fmu.instantiate(&unpacked, &guid);
+    fmu.init(c);
+    assert_eq!(fmu.step(c, 0.0, 0.1), 0);
+    fmu.free(c);
+    fmu.free(c);
+    assert_eq!(fmu.step(c, 0.1, 0.1), 3);
+    assert_eq!(fmu.set_real(c, vr["wind_offset_north_mps"], 1.0), 3);
+    assert_eq!(terminated(&fmu, c).0, 3);
+    let mut x = 0u64;
+    for forged in [
+        (&raw mut x).cast::<std::ffi::c_void>(),
+        std::ptr::without_provenance_mut(1),
+        std::ptr::without_provenance_mut(usize::MAX),
+    ] {
+        assert_eq!(fmu.call("fmi2Terminate", forged), 3);
+        fmu.free(forged);
+    }
+    // A new instance is not reached through the old handle.
+    let d = fmu.instantiate(&unpacked, &guid);
+    assert_ne!(c, d);
+    assert_eq!(fmu.call("fmi2Reset", c), 3);
+    assert_eq!(fmu.call("fmi2Reset", d), 0);
+    fmu.free(d);
 }

@@ -57,8 +57,8 @@ pub use lockstep_config::{ConfigError, Source};
 use lockstep_plant::integrate::Method;
 
 use crate::{Cadence, CadenceError, Micros};
-pub use checks::{MAX_DELAY_US, MAX_DURATION_S};
-use checks::{MAX_START_OFFSET_M, MAX_TICK_US, MAX_WIND_MPS, each_within, positive, within};
+pub use checks::{MAX_DELAY_US, MAX_DURATION_S, MAX_START_OFFSET_M, MAX_WIND_MPS};
+use checks::{MAX_TICK_US, each_within, positive, within};
 pub use dispersions::{Dispersions, SpecAdjust};
 use events::event;
 use file::{File, PeriodSection, WindKind};
