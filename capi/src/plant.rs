@@ -354,7 +354,11 @@ pub unsafe extern "C" fn lockstep_plant_state(
     })
 }
 
-/// Replaces the whole state vector (`len` = its length; finite values).
+/// How far from 1 the norm of a state's attitude quaternion may be.
+const QUATERNION_TOLERANCE: f64 = 1e-6;
+
+/// Replaces the whole state vector (`len` = its length; finite values,
+/// `x[6..10]` a unit quaternion within 1e-6).
 ///
 /// Thread-safe: calls on one handle are serialized.
 ///
@@ -377,6 +381,13 @@ pub unsafe extern "C" fn lockstep_plant_set_state(
         // SAFETY: non-NULL, valid for `len` doubles (the caller's promise).
         let v = unsafe { std::slice::from_raw_parts(x, len) };
         finite(v, "x")?;
+        let q = &v[6..10];
+        let norm = q.iter().map(|c| c * c).sum::<f64>().sqrt();
+        if (norm - 1.0).abs() > QUATERNION_TOLERANCE {
+            return Err(argument(format!(
+                "`x[6..10]`, the attitude quaternion, has norm {norm}: a unit quaternion is needed (within {QUATERNION_TOLERANCE})"
+            )));
+        }
         e.value
             .set_state(v)
             .map_err(|err| argument(err.to_string()))

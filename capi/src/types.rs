@@ -259,7 +259,7 @@ pub const LOCKSTEP_SENSOR_BARO: u32 = 2;
 pub const LOCKSTEP_SENSOR_GPS: u32 = 3;
 pub const LOCKSTEP_SENSOR_ESTIMATOR: u32 = 4;
 
-use lockstep_harness::inputs::scenario::{Action, SensorId};
+use lockstep_harness::inputs::scenario::{Action, MAX_NOISE_SCALE, MAX_SENSOR_BIAS, SensorId};
 
 /// A command value from C as a scenario action.
 pub(crate) fn command(value: u32) -> Result<Action, Failure> {
@@ -318,7 +318,7 @@ pub(crate) fn fault(
             Ok(f.value)
         } else {
             Err(argument(format!(
-                "`value` {} is not a valid {what}",
+                "`fault.value` {:e} is not a valid {what}",
                 f.value
             )))
         }
@@ -340,11 +340,13 @@ pub(crate) fn fault(
         LOCKSTEP_FAULT_SENSOR_FREEZE => Action::SensorFreeze { sensor: sensor()? },
         LOCKSTEP_FAULT_SENSOR_BIAS_STEP => Action::SensorBiasStep {
             sensor: sensor()?,
-            value: value("bias", &|_| true)?,
+            value: value("bias (-1e6 to 1e6)", &|v| v.abs() <= MAX_SENSOR_BIAS)?,
         },
         LOCKSTEP_FAULT_SENSOR_NOISE_SCALE => Action::SensorNoiseScale {
             sensor: sensor()?,
-            value: value("noise factor (0 or more)", &|v| v >= 0.0)?,
+            value: value("noise factor (0 to 1000)", &|v| {
+                (0.0..=MAX_NOISE_SCALE).contains(&v)
+            })?,
         },
         LOCKSTEP_FAULT_SENSOR_CLEAR => Action::SensorClear { sensor: sensor()? },
         k => {

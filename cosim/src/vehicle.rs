@@ -15,7 +15,7 @@ use std::path::Path;
 use lockstep_abi::Isolation;
 use lockstep_harness::Micros;
 use lockstep_harness::engine::Engine;
-use lockstep_harness::inputs::scenario::{Action, Scenario};
+use lockstep_harness::inputs::scenario::{Action, MAX_WIND_MPS, Scenario};
 use lockstep_harness::outcome::Summary;
 use lockstep_harness::outcome::report::VehicleOutcome;
 
@@ -160,6 +160,10 @@ impl VehicleParticipant {
     }
 }
 
+/// The largest external force on a vehicle per axis, 1 MN: a hundred
+/// tonnes' weight, beyond any tether or payload a multirotor carries.
+pub const MAX_EXTERNAL_FORCE_N: f64 = 1e6;
+
 impl Participant for VehicleParticipant {
     fn outputs(&self) -> Vec<Variable> {
         OUTPUTS
@@ -209,11 +213,18 @@ impl Participant for VehicleParticipant {
     }
 
     fn set_input(&mut self, index: usize, value: &[f64]) -> Result<(), ParticipantError> {
-        if index < 2 && value.iter().any(|v| !v.is_finite()) {
-            return Err(ParticipantError(format!(
-                "input `{}` must be finite, got {value:?}",
-                ["wind_ned_mps", "force_ned_n"][index]
-            )));
+        // The bounds a scenario file has for the same quantities.
+        let (name, bound, unit) = match index {
+            0 => ("wind_ned_mps", MAX_WIND_MPS, "m/s"),
+            1 => ("force_ned_n", MAX_EXTERNAL_FORCE_N, "N"),
+            _ => ("traffic", f64::MAX, ""),
+        };
+        if let Some(v) = value.iter().find(|v| !(v.is_finite() && v.abs() <= bound)) {
+            return Err(ParticipantError(if bound == f64::MAX {
+                format!("input `{name}` must be finite, got {v}")
+            } else {
+                format!("input `{name}` = {v:e} is outside [-{bound}, {bound}] {unit} per axis")
+            }));
         }
         match index {
             0 => {

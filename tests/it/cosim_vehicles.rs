@@ -428,3 +428,36 @@ fn a_vehicle_whose_log_would_be_the_record_is_refused() {
     );
     assert!(!out.join("cosim.csv").exists());
 }
+
+/// A vehicle's inputs hold the scenario file's bounds: a wind of 500 m/s
+/// arriving through a connection (an offset a file may give) ends the run
+/// at the first transfer, naming the input and the bound (it flew on until
+/// the state overflowed, reported as a state dump naming nothing).
+#[test]
+fn a_wind_beyond_the_scenarios_bound_is_refused_at_the_input() {
+    let dir = TempDir::new("cosim-wind-bound");
+    let text = r#"schema_version = 1
+[cosim]
+step_us = 4000
+duration_s = 2.0
+[[participants]]
+name = "a"
+kind = "vehicle"
+scenario = "@SCENARIO@"
+[[transfers]]
+name = "gale"
+kind = "connect"
+from = ["a.position_ned_m"]
+to = ["a.wind_ned_mps"]
+gain = 0.0
+offset = 500.0
+"#;
+    let mut c = assemble(&system(dir.path(), text), &options(FileMode::Serialized)).unwrap();
+    let e = c.step().unwrap_err().to_string();
+    assert!(
+        e.contains("input `wind_ned_mps` = 5e2 is outside [-100, 100] m/s per axis"),
+        "{e}"
+    );
+    assert_eq!(c.now(), Micros(0), "no step taken");
+    let _ = c.finish();
+}

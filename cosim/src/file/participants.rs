@@ -289,6 +289,12 @@ fn fmu(ctx: &Context, i: usize, p: &RawParticipant) -> Result<ParticipantKind, C
                 ));
             }
         };
+        if !x.is_finite() {
+            return Err(ctx.invalid(
+                format!("participants[{i}].start.{k}"),
+                format!("{x} must be finite"),
+            ));
+        }
         start.push((k.clone(), x));
     }
     // `bundled:NAME`: an FMU the program carries.

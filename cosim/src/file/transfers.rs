@@ -9,6 +9,11 @@ use super::{
 use crate::error::CosimError;
 
 /// Keys each kind takes (besides `name`, `kind`, `period_us`, `same_step`).
+/// The largest gain or offset of a connection: no physical quantity a
+/// participant takes is meaningful beyond it, and an offset near the
+/// largest double overflows to infinity at the first value it shifts.
+pub const MAX_GAIN_OR_OFFSET: f64 = 1e12;
+
 const CONNECT_KEYS: [&str; 4] = ["from", "to", "gain", "offset"];
 const RADIO_KEYS: [&str; 4] = ["vehicles", "latency_us", "loss", "range_m"];
 
@@ -111,9 +116,12 @@ fn connect(ctx: &Context, i: usize, t: &RawTransfer) -> Result<TransferKind, Cos
     }
     for (k, v) in [("gain", t.gain), ("offset", t.offset)] {
         if let Some(x) = v
-            && !x.is_finite()
+            && !(x.is_finite() && x.abs() <= MAX_GAIN_OR_OFFSET)
         {
-            return Err(ctx.invalid(key(k), format!("{x} must be finite")));
+            return Err(ctx.invalid(
+                key(k),
+                format!("{x:e} is outside [-1e12, 1e12] (a connection's gain and offset are finite and at most 1e12 in size)"),
+            ));
         }
     }
     Ok(TransferKind::Connect {

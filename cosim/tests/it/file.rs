@@ -191,6 +191,21 @@ fn every_refusal_names_the_file_and_the_key() {
             "/d/s.toml:19:11: key `participants[2].start.length_m`: expected a number or a boolean, found string",
         ),
         (
+            "start = { length_m = 2, on = true }",
+            "start = { length_m = inf }",
+            "/d/s.toml:19:11: key `participants[2].start.length_m`: inf must be finite",
+        ),
+        (
+            "same_step = true",
+            "same_step = true\noffset = 1e308",
+            "/d/s.toml:31:1: key `transfers[1].offset`: 1e308 is outside [-1e12, 1e12] (a connection's gain and offset are finite and at most 1e12 in size)",
+        ),
+        (
+            "same_step = true",
+            "same_step = true\ngain = -1.5e12",
+            "/d/s.toml:31:1: key `transfers[1].gain`: -1.5e12 is outside [-1e12, 1e12] (a connection's gain and offset are finite and at most 1e12 in size)",
+        ),
+        (
             "scenario = \"a.toml\"\n",
             "",
             "/d/s.toml: key `participants[0].scenario`: a vehicle needs its scenario file",

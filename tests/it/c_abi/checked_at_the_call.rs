@@ -4,6 +4,8 @@
 //! argument and leaves the handle (and every file) as it was.
 
 use lockstep::lockstep_status::*;
+use lockstep::sim::lockstep_sim_fault;
+use lockstep::*;
 
 use super::{new_sim, options};
 use crate::common::{BUNDLED, TempDir, idle_scenario};
@@ -68,4 +70,101 @@ fn a_log_or_recording_over_an_input_or_each_other_is_refused() {
     );
     assert_eq!(std::fs::read(&scenario).unwrap(), before);
     assert!(!log.exists());
+}
+
+/// A fault's value holds the scenario file's bounds for the same event (a
+/// bias of 1e300 was taken and the run failed steps later, a state dump
+/// naming nothing); a plant state's attitude must be a unit quaternion (a
+/// zero one was taken).
+#[test]
+fn fault_values_and_plant_states_hold_the_scenarios_bounds() {
+    let dir = TempDir::new("c-abi-bounds");
+    let scenario = idle_scenario(dir.path(), "idle.toml", 5.0, 10);
+    let (o, _keep) = options(std::path::Path::new(BUNDLED), 0, None);
+    let sim = new_sim(&scenario, &o).unwrap();
+    let mut f = lockstep_fault {
+        size: size_of::<lockstep_fault>() as u32,
+        kind: LOCKSTEP_FAULT_SENSOR_BIAS_STEP,
+        index: LOCKSTEP_SENSOR_BARO,
+        ..Default::default()
+    };
+    for (kind, value, expected) in [
+        (
+            LOCKSTEP_FAULT_SENSOR_BIAS_STEP,
+            1e300,
+            "`fault.value` 1e300 is not a valid bias (-1e6 to 1e6)",
+        ),
+        (
+            LOCKSTEP_FAULT_SENSOR_BIAS_STEP,
+            -1.5e6,
+            "`fault.value` -1.5e6 is not a valid bias (-1e6 to 1e6)",
+        ),
+        (
+            LOCKSTEP_FAULT_SENSOR_NOISE_SCALE,
+            1e4,
+            "`fault.value` 1e4 is not a valid noise factor (0 to 1000)",
+        ),
+        (
+            LOCKSTEP_FAULT_SENSOR_NOISE_SCALE,
+            f64::INFINITY,
+            "`fault.value` inf is not a valid noise factor (0 to 1000)",
+        ),
+    ] {
+        f.kind = kind;
+        f.value = value;
+        // SAFETY: a sized local struct and a live handle.
+        let status = unsafe { lockstep_sim_fault(sim, &f) };
+        assert_eq!(
+            (status, super::last_error()),
+            (LOCKSTEP_ERR_ARGUMENT, expected.into())
+        );
+    }
+    f.kind = LOCKSTEP_FAULT_SENSOR_BIAS_STEP;
+    f.value = 1e6;
+    // SAFETY: as above.
+    let status = unsafe { lockstep_sim_fault(sim, &f) };
+    assert_eq!(status, LOCKSTEP_OK, "the bound itself");
+    super::step(sim, 100).unwrap();
+    assert_eq!(super::free(sim), LOCKSTEP_OK);
+
+    let mut p = std::ptr::null_mut();
+    // SAFETY: valid strings, local out-values and a 19-double state.
+    unsafe {
+        assert_eq!(
+            lockstep::plant::lockstep_plant_new(c"iris".as_ptr(), std::ptr::null(), 0, &mut p),
+            LOCKSTEP_OK
+        );
+        let mut x = [0.0; 19];
+        let mut n = 0;
+        assert_eq!(
+            lockstep::plant::lockstep_plant_state(p, x.as_mut_ptr(), 19, &mut n),
+            LOCKSTEP_OK
+        );
+        let good = x;
+        x[6] = 0.0;
+        assert_eq!(
+            lockstep::plant::lockstep_plant_set_state(p, x.as_ptr(), 19),
+            LOCKSTEP_ERR_ARGUMENT
+        );
+        assert_eq!(
+            super::last_error(),
+            "`x[6..10]`, the attitude quaternion, has norm 0: a unit quaternion is needed (within 0.000001)"
+        );
+        x[6] = 1.0 + 1e-5;
+        assert_eq!(
+            lockstep::plant::lockstep_plant_set_state(p, x.as_ptr(), 19),
+            LOCKSTEP_ERR_ARGUMENT
+        );
+        let mut y = [0.0; 19];
+        assert_eq!(
+            lockstep::plant::lockstep_plant_state(p, y.as_mut_ptr(), 19, &mut n),
+            LOCKSTEP_OK
+        );
+        assert_eq!(y, good, "a refused state leaves the plant as it was");
+        assert_eq!(
+            lockstep::plant::lockstep_plant_set_state(p, good.as_ptr(), 19),
+            LOCKSTEP_OK
+        );
+        assert_eq!(lockstep::plant::lockstep_plant_free(p), LOCKSTEP_OK);
+    }
 }

@@ -247,7 +247,10 @@ fn commands_and_faults_reach_the_vehicle() {
     // SAFETY: as above.
     let status = unsafe { lockstep_sim_fault(sim, &f) };
     assert_eq!(status, LOCKSTEP_ERR_ARGUMENT);
-    assert_eq!(last_error(), "`value` 1.5 is not a valid fraction (0 to 1)");
+    assert_eq!(
+        last_error(),
+        "`fault.value` 1.5e0 is not a valid fraction (0 to 1)"
+    );
     f.kind = 42;
     // SAFETY: as above.
     let status = unsafe { lockstep_sim_fault(sim, &f) };

@@ -19,6 +19,10 @@ pub const MAX_TICK_US: u64 = 1_000_000;
 pub const MAX_START_OFFSET_M: f64 = 1e6;
 /// Largest wind speed, mean or gust, per axis: 100 m/s.
 pub const MAX_WIND_MPS: f64 = 100.0;
+/// Largest sensor bias step, in the sensor's units.
+pub const MAX_SENSOR_BIAS: f64 = 1e6;
+/// Largest sensor noise factor.
+pub const MAX_NOISE_SCALE: f64 = 1e3;
 
 /// A number as a person reads it: plain, or in exponent form when very
 /// large or small (`1e300`, not 301 digits).

@@ -1,6 +1,8 @@
 //! `[[events]]`: triggers and actions.
 
-use super::checks::{KeyError, MAX_WIND_MPS, duration, each_within, within};
+use super::checks::{
+    KeyError, MAX_NOISE_SCALE, MAX_SENSOR_BIAS, MAX_WIND_MPS, duration, each_within, within,
+};
 use super::file::EventSection;
 use super::{Action, Condition, Event, SensorId, Trigger};
 use crate::Micros;
@@ -167,11 +169,11 @@ pub(super) fn event(
         "sensor_freeze" => Action::SensorFreeze { sensor: sensor()? },
         "sensor_bias_step" => Action::SensorBiasStep {
             sensor: sensor()?,
-            value: within(&key("value"), value()?, -1e6, 1e6)?,
+            value: within(&key("value"), value()?, -MAX_SENSOR_BIAS, MAX_SENSOR_BIAS)?,
         },
         "sensor_noise_scale" => Action::SensorNoiseScale {
             sensor: sensor()?,
-            value: within(&key("value"), value()?, 0.0, 1e3)?,
+            value: within(&key("value"), value()?, 0.0, MAX_NOISE_SCALE)?,
         },
         "sensor_clear" => Action::SensorClear { sensor: sensor()? },
         other => {

@@ -57,7 +57,10 @@ pub use lockstep_config::{ConfigError, Source};
 use lockstep_plant::integrate::Method;
 
 use crate::{Cadence, CadenceError, Micros};
-pub use checks::{MAX_DELAY_US, MAX_DURATION_S, MAX_START_OFFSET_M, MAX_WIND_MPS};
+pub use checks::{
+    MAX_DELAY_US, MAX_DURATION_S, MAX_NOISE_SCALE, MAX_SENSOR_BIAS, MAX_START_OFFSET_M,
+    MAX_WIND_MPS,
+};
 use checks::{MAX_TICK_US, each_within, positive, within};
 pub use dispersions::{Dispersions, SpecAdjust};
 use events::event;
