@@ -116,10 +116,14 @@ pub fn run(a: CosimArgs) -> ExitCode {
     };
     let remote = request.elsewhere.remote.clone();
     let notice = |l: &str| warn!("lockstep {verb}: {l}");
-    let prepared = match cosim::prepare(request, &notice) {
+    // Caught before the system is assembled: a signal while participants
+    // start stops the run before its first step.
+    let interrupt = crate::signals::catch();
+    let mut prepared = match cosim::prepare(request, &notice) {
         Ok(p) => p,
         Err(e) => return crate::refused(verb, &e),
     };
+    prepared.interrupt_on(interrupt);
     let report = prepared.run();
     match output {
         Output::Json => say!("{}", report.to_json()),

@@ -89,6 +89,7 @@ pub fn run(a: OrchestrateArgs) -> ExitCode {
         threads: a.threads.map(|t| t as usize),
         trace: a.trace,
         elsewhere: crate::cosim::elsewhere(a.process, a.remote, a.call_deadline, &a.net),
+        interrupt: Some(crate::signals::catch()),
     };
     let out = request.out_dir();
     let report = match orchestrate::run(request, &|l| warn!("lockstep {verb}: {l}")) {

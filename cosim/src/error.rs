@@ -35,6 +35,10 @@ pub enum CosimError {
     Threads { threads: usize, reason: String },
     #[error("cannot write {path}: {reason}")]
     Record { path: String, reason: String },
+    /// A signal (SIGINT, SIGTERM) stopped the run after the step that
+    /// reached `time_us`: everything up to there is written.
+    #[error("interrupted by {} at {}", lockstep_abi::signal_name(*signal), lockstep_abi::at(time_us.0))]
+    Interrupted { signal: i32, time_us: Micros },
 }
 
 impl CosimError {

@@ -213,18 +213,19 @@ impl Participant for VehicleParticipant {
     }
 
     fn set_input(&mut self, index: usize, value: &[f64]) -> Result<(), ParticipantError> {
-        // The bounds a scenario file has for the same quantities.
-        let (name, bound, unit) = match index {
-            0 => ("wind_ned_mps", MAX_WIND_MPS, "m/s"),
-            1 => ("force_ned_n", MAX_EXTERNAL_FORCE_N, "N"),
-            _ => ("traffic", f64::MAX, ""),
+        // The bounds a scenario file has for the same quantities (`traffic`
+        // is NaN for a neighbour not heard from yet).
+        let bounded = match index {
+            0 => Some(("wind_ned_mps", MAX_WIND_MPS, "m/s")),
+            1 => Some(("force_ned_n", MAX_EXTERNAL_FORCE_N, "N")),
+            _ => None,
         };
-        if let Some(v) = value.iter().find(|v| !(v.is_finite() && v.abs() <= bound)) {
-            return Err(ParticipantError(if bound == f64::MAX {
-                format!("input `{name}` must be finite, got {v}")
-            } else {
-                format!("input `{name}` = {v:e} is outside [-{bound}, {bound}] {unit} per axis")
-            }));
+        if let Some((name, bound, unit)) = bounded
+            && let Some(v) = value.iter().find(|v| !(v.is_finite() && v.abs() <= bound))
+        {
+            return Err(ParticipantError(format!(
+                "input `{name}` = {v:e} is outside [-{bound}, {bound}] {unit} per axis"
+            )));
         }
         match index {
             0 => {

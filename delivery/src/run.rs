@@ -1,6 +1,7 @@
 //! A fleet file made into models and run by the orchestrator.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use lockstep_harness::engine::RunOptions;
@@ -122,6 +123,8 @@ pub struct Report {
     pub wall_s: f64,
     /// What ended the run early, if anything.
     pub error: Option<String>,
+    /// The signal (SIGINT, SIGTERM) that stopped the run, if one did.
+    pub interrupted: Option<i32>,
     /// Every call, when asked for.
     pub trace: Vec<Call>,
 }
@@ -135,12 +138,14 @@ impl Report {
 
 /// Runs `models` (in id order: the file's order) on `ff`'s timeline; a
 /// model's failure ends the run and is the report's `error` (every model
-/// is still finished).
+/// is still finished). A signal number stored in `interrupt` stops the run
+/// before its next timestamp, as a failure would.
 pub fn run(
     ff: &FleetFile,
     threads: usize,
     models: Vec<(String, Box<dyn Model>)>,
     trace: bool,
+    interrupt: Option<&AtomicUsize>,
 ) -> Result<Report, RunError> {
     let mut orch = Orchestrator::new(ff.info, ff.pass_limit, threads)?;
     for (name, m) in models {
@@ -150,7 +155,15 @@ pub fn run(
         orch.keep_trace();
     }
     let start = Instant::now();
+    let mut interrupted = None;
     let ran = loop {
+        if let Some(sig) = interrupt
+            .map(|f| f.load(Ordering::SeqCst))
+            .filter(|s| *s != 0)
+        {
+            interrupted = Some(sig as i32);
+            break Ok(());
+        }
         match orch.step() {
             Ok(Some(_)) => {}
             Ok(None) => break Ok(()),
@@ -166,7 +179,16 @@ pub fn run(
         last_timestamp: orch.now().unwrap_or(ff.info.start_time),
         models,
         wall_s,
-        error,
+        error: error.or_else(|| {
+            interrupted.map(|s| {
+                let at = match orch.now() {
+                    Some(t) => format!("after timestamp {t}"),
+                    None => "before the first timestamp".into(),
+                };
+                format!("interrupted by {} {at}", lockstep_abi::signal_name(s))
+            })
+        }),
+        interrupted,
         trace: orch.trace().to_vec(),
     })
 }

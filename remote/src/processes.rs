@@ -2,6 +2,7 @@
 //! elsewhere (`--remote`), each served over zenoh ([`crate::link`]), killed
 //! when the run ends or fails.
 
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -50,10 +51,15 @@ impl Processes {
     /// Starts `program args…` to serve `name` (its stderr this one's);
     /// returns its process id.
     pub fn spawn(&mut self, name: &str, program: &Path, args: &[String]) -> Result<u32, String> {
+        // A process group of its own: the terminal's Ctrl-C and a `timeout`
+        // signalling this one's group reach this process only, which stops
+        // the run and then ends its servers (a server killed by the same
+        // signal was reported as a failed participant, not an interruption).
         let child = Command::new(program)
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
+            .process_group(0)
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", program.display()))?;
         let pid = child.id();

@@ -6,6 +6,8 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use lockstep_abi::Isolation;
@@ -116,6 +118,7 @@ pub struct PreparedCosim {
     record_path: PathBuf,
     hosts: Option<crate::hosts::Hosts>,
     header: CosimHeader,
+    interrupt: Option<Arc<AtomicUsize>>,
 }
 
 impl std::fmt::Debug for PreparedCosim {
@@ -220,6 +223,7 @@ pub fn prepare(request: CosimRequest, notice: &dyn Fn(&str)) -> Result<PreparedC
         record_path,
         hosts,
         header,
+        interrupt: None,
     })
 }
 
@@ -255,12 +259,37 @@ impl PreparedCosim {
         &self.out
     }
 
-    /// Runs to the file's duration (or the first failure), finishes every
-    /// participant and the record, and writes the summary.
+    /// A signal number stored in `flag` stops the run before its next
+    /// step, with everything up to there written.
+    pub fn interrupt_on(&mut self, flag: Arc<AtomicUsize>) {
+        self.interrupt = Some(flag);
+    }
+
+    /// Runs to the file's duration (or the first failure or signal),
+    /// finishes every participant and the record, and writes the summary.
     pub fn run(mut self) -> CosimReport {
         let started = Instant::now();
         let rec = &mut self.rec;
-        let ran = self.c.run_until(self.sf.duration, |c| rec.observe(c));
+        let interrupt = self.interrupt.clone();
+        let ran = loop {
+            let now = self.c.now();
+            if now >= self.sf.duration {
+                break Ok(());
+            }
+            if let Some(sig) = interrupt
+                .as_ref()
+                .map(|f| f.load(Ordering::SeqCst))
+                .filter(|s| *s != 0)
+            {
+                break Err(CosimError::Interrupted {
+                    signal: sig as i32,
+                    time_us: now,
+                });
+            }
+            if let Err(e) = self.c.step().and_then(|_| rec.observe(&self.c)) {
+                break Err(e);
+            }
+        };
         let wall_s = started.elapsed().as_secs_f64();
         // Everything is finished and flushed whatever happened.
         let (participants, finish_error) = self.c.finish_all();
@@ -294,7 +323,13 @@ impl PreparedCosim {
             transfers: self.c.transfer_reports().into_iter().collect(),
             output_errors: Vec::new(),
         };
-        let class = if report.error.is_some() {
+        let signal = match &error {
+            Some(CosimError::Interrupted { signal, .. }) => Some(*signal),
+            _ => None,
+        };
+        let class = if signal.is_some() {
+            Some(ErrorClass::Interrupted)
+        } else if report.error.is_some() {
             Some(ErrorClass::RunFailure)
         } else if !report.failed_vehicles().is_empty() {
             Some(ErrorClass::ExpectationFailed)
@@ -302,7 +337,7 @@ impl PreparedCosim {
             None
         };
         report.error_class = class;
-        report.exit_status = class.map_or(0, |c| c.exit_status(None));
+        report.exit_status = class.map_or(0, |c| c.exit_status(signal));
         if let Err(e) = crate::write_summary(&self.out, &report.to_json()) {
             report.output_errors.push(e);
             report.error_class = Some(ErrorClass::RunFailure);

@@ -7,6 +7,8 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
 
 use lockstep_abi::Isolation;
 use lockstep_delivery::{FleetFile, make_model};
@@ -37,6 +39,9 @@ pub struct OrchestrateRequest {
     pub trace: bool,
     /// Models served by processes of their own.
     pub elsewhere: Elsewhere,
+    /// A signal number stored here stops the run before its next
+    /// timestamp, with everything up to there written.
+    pub interrupt: Option<Arc<AtomicUsize>>,
 }
 
 /// An orchestrated run.
@@ -144,12 +149,22 @@ pub fn run(
             Err(e) => return Err(config(format!("model `{}`: {e}", d.name))),
         }
     }
-    let r = lockstep_delivery::run(&ff, threads, models, request.trace)
-        .map_err(|e| config(e.to_string()))?;
+    let r = lockstep_delivery::run(
+        &ff,
+        threads,
+        models,
+        request.trace,
+        request.interrupt.as_deref(),
+    )
+    .map_err(|e| config(e.to_string()))?;
     if let Some(h) = &mut hosts {
         h.end(r.error.is_none());
     }
-    let class = r.error.as_ref().map(|_| ErrorClass::RunFailure);
+    let class = match (r.interrupted, &r.error) {
+        (Some(_), _) => Some(ErrorClass::Interrupted),
+        (None, Some(_)) => Some(ErrorClass::RunFailure),
+        (None, None) => None,
+    };
     let mut report = OrchestrateReport {
         fleet: ff.path.display().to_string(),
         description: ff.description.clone(),
@@ -164,7 +179,7 @@ pub fn run(
         calls_per_s: r.calls_per_s(),
         error: r.error.clone(),
         error_class: class,
-        exit_status: class.map_or(0, |c| c.exit_status(None)),
+        exit_status: class.map_or(0, |c| c.exit_status(r.interrupted)),
         models: r.models.iter().cloned().collect(),
         output_errors: Vec::new(),
     };

@@ -543,6 +543,13 @@ pub mod sys {
         check(unsafe { libc::kill(pid as libc::pid_t, sig) })
     }
 
+    /// Sends `sig` to every process of the group `pgid`, as a terminal's
+    /// Ctrl-C or GNU `timeout` does.
+    pub fn send_group(pgid: u32, sig: c_int) -> std::io::Result<()> {
+        // SAFETY: kill(2) takes plain integers.
+        check(unsafe { libc::kill(-(pgid as libc::pid_t), sig) })
+    }
+
     /// Turns core dumps off (both limits); async-signal-safe (for
     /// `pre_exec`).
     pub fn no_core_dumps() -> std::io::Result<()> {

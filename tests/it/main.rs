@@ -49,6 +49,7 @@ mod reentrant;
 mod reference_autopilot;
 mod run_cli;
 mod signals_and_outputs;
+mod signals_in_sessions;
 mod single_instance;
 mod ulog_export;
 mod verdict_cli;

@@ -83,7 +83,7 @@ fn run(ff: &FleetFile, threads: usize, probe: Option<&Seen>) -> Report {
             }),
         ));
     }
-    lockstep_delivery::run(ff, threads, models, true).unwrap()
+    lockstep_delivery::run(ff, threads, models, true, None).unwrap()
 }
 
 fn result<'a>(r: &'a Report, model: &str) -> &'a Value {
