@@ -48,6 +48,8 @@ pub struct Dispatcher {
     waiting: VecDeque<Order>,
     assigned: u64,
     rejected: u64,
+    /// Vehicles whose autopilot refused a mission, in the order they did.
+    grounded: Vec<String>,
 }
 
 impl Dispatcher {
@@ -62,6 +64,7 @@ impl Dispatcher {
             waiting: VecDeque::new(),
             assigned: 0,
             rejected: 0,
+            grounded: Vec::new(),
         }
     }
 
@@ -117,6 +120,30 @@ impl Dispatcher {
                 if let Some(v) = self.vehicles.get_mut(name) {
                     v.state = State::Lost;
                 }
+            }
+            // The vehicle's autopilot refused the mission: an order not
+            // flown is rejected, and the vehicle is grounded for the rest
+            // of the run (where it is), as a fleet manager grounds a
+            // vehicle that refuses a mission: it is not sent the next
+            // order to refuse it too.
+            "refused" => {
+                let reason = e["reason"]
+                    .as_str()
+                    .unwrap_or("the autopilot refused the mission");
+                if e["leg"] == "out" {
+                    let order = e["order"].as_str().unwrap_or_default().to_string();
+                    // Counted as rejected, not as assigned.
+                    self.assigned = self.assigned.saturating_sub(1);
+                    self.rejected += 1;
+                    out.data.insert(
+                        Key::new("dispatch", &order, "rejected"),
+                        json!({"order": order, "reason": format!("`{name}`: {reason}")}),
+                    );
+                }
+                if let Some(v) = self.vehicles.get_mut(name) {
+                    v.state = State::Lost;
+                }
+                self.grounded.push(name.to_string());
             }
             _ => {}
         }
@@ -201,6 +228,7 @@ impl Model for Dispatcher {
         Ok(json!({
             "assigned": self.assigned,
             "rejected": self.rejected,
+            "grounded": self.grounded,
             "waiting_at_end": self.waiting.len(),
         }))
     }

@@ -165,6 +165,12 @@ pub const MAX_THREADS: usize = 1024;
 
 /// The longest time a model's keys take (about 31.7 years).
 pub const MAX_SECONDS: f64 = 1e9;
+/// The highest altitude a delivery flies at, 10 km: above any multirotor's
+/// ceiling, and far inside what a mission item holds.
+pub const MAX_ALTITUDE_M: f64 = 1e4;
+/// The farthest distance from the depot a file places anything (orders,
+/// zones, pads, margins), 1,000 km: a scenario's largest start offset.
+pub const MAX_DISTANCE_M: f64 = 1e6;
 
 const KINDS: &str = "orders, no_fly_zones, dispatcher, swap_station, kpi, vehicle";
 
@@ -333,6 +339,7 @@ impl FleetFile {
         }
         let dir = path.parent().unwrap_or(Path::new("."));
         let mut models: Vec<ModelDecl> = Vec::with_capacity(raw.models.len());
+        let vehicles = raw.models.iter().filter(|r| r.kind == "vehicle").count();
         for (i, m) in raw.models.into_iter().enumerate() {
             let key = |k: &str| format!("models[{i}].{k}");
             check_name(&m.name).map_err(|r| invalid(key("name"), r))?;
@@ -385,10 +392,24 @@ impl FleetFile {
                 }
                 Ok(v)
             };
+            // A distance or altitude no larger than `max` in size.
+            let at_most = |k: &str, v: f64, max: f64| -> Result<f64, FileError> {
+                if v.abs() > max {
+                    return Err(invalid(
+                        key(k),
+                        format!("{v:e} m is beyond {max:e} m (what a vehicle can be sent to)"),
+                    ));
+                }
+                Ok(v)
+            };
             let kind = match m.kind.as_str() {
                 "orders" => ModelKind::Orders {
                     mean_interval_s: seconds("mean_interval_s", m.mean_interval_s, 60.0)?,
-                    radius_m: positive("radius_m", m.radius_m, 300.0)?,
+                    radius_m: at_most(
+                        "radius_m",
+                        positive("radius_m", m.radius_m, 300.0)?,
+                        MAX_DISTANCE_M,
+                    )?,
                     first_s: {
                         let v = finite("first_s", m.first_s)?;
                         if v < 0.0 {
@@ -408,13 +429,26 @@ impl FleetFile {
                     let mut zones = Vec::with_capacity(raw_zones.len());
                     for (k, z) in raw_zones.iter().enumerate() {
                         let zk = |f: &str| key(&format!("zones[{k}].{f}"));
-                        if !(z.north_m.is_finite() && z.east_m.is_finite()) {
-                            return Err(invalid(zk("north_m"), "must be finite".into()));
+                        for (f, v) in [("north_m", z.north_m), ("east_m", z.east_m)] {
+                            if !(v.is_finite() && v.abs() <= MAX_DISTANCE_M) {
+                                return Err(invalid(
+                                    zk(f),
+                                    format!(
+                                        "{v:e} is not a finite distance within {MAX_DISTANCE_M:e} m"
+                                    ),
+                                ));
+                            }
                         }
-                        if !(z.radius_m.is_finite() && z.radius_m > 0.0) {
+                        if !(z.radius_m.is_finite()
+                            && z.radius_m > 0.0
+                            && z.radius_m <= MAX_DISTANCE_M)
+                        {
                             return Err(invalid(
                                 zk("radius_m"),
-                                format!("{} must be a positive number", z.radius_m),
+                                format!(
+                                    "{} must be a positive number within {MAX_DISTANCE_M:e} m",
+                                    z.radius_m
+                                ),
                             ));
                         }
                         zones.push(Zone {
@@ -433,7 +467,11 @@ impl FleetFile {
                             format!("{soc} is not in [0, 1)"),
                         ));
                     }
-                    let margin = finite("zone_margin_m", m.zone_margin_m.or(Some(10.0)))?;
+                    let margin = at_most(
+                        "zone_margin_m",
+                        finite("zone_margin_m", m.zone_margin_m.or(Some(10.0)))?,
+                        MAX_DISTANCE_M,
+                    )?;
                     if margin < 0.0 {
                         return Err(invalid(
                             key("zone_margin_m"),
@@ -444,8 +482,24 @@ impl FleetFile {
                     if step < 0.0 {
                         return Err(invalid(key("alt_step_m"), format!("{step} is negative")));
                     }
+                    let cruise = at_most(
+                        "cruise_alt_m",
+                        positive("cruise_alt_m", m.cruise_alt_m, 20.0)?,
+                        MAX_ALTITUDE_M,
+                    )?;
+                    // Each vehicle flies a step above the one before: the
+                    // highest is still within the ceiling.
+                    let top = cruise + step * vehicles.saturating_sub(1) as f64;
+                    if top > MAX_ALTITUDE_M {
+                        return Err(invalid(
+                            key("alt_step_m"),
+                            format!(
+                                "{step:e} m: the highest of {vehicles} vehicles would fly at {top:e} m, above {MAX_ALTITUDE_M:e} m"
+                            ),
+                        ));
+                    }
                     ModelKind::Dispatcher {
-                        cruise_alt_m: positive("cruise_alt_m", m.cruise_alt_m, 20.0)?,
+                        cruise_alt_m: cruise,
                         alt_step_m: step,
                         swap_below_soc: soc,
                         zone_margin_m: margin,
@@ -469,8 +523,16 @@ impl FleetFile {
                     ModelKind::Vehicle {
                         scenario: dir.join(scenario),
                         autopilot: m.autopilot.map(|a| dir.join(a)),
-                        pad_north_m: finite("pad_north_m", m.pad_north_m)?,
-                        pad_east_m: finite("pad_east_m", m.pad_east_m)?,
+                        pad_north_m: at_most(
+                            "pad_north_m",
+                            finite("pad_north_m", m.pad_north_m)?,
+                            MAX_DISTANCE_M,
+                        )?,
+                        pad_east_m: at_most(
+                            "pad_east_m",
+                            finite("pad_east_m", m.pad_east_m)?,
+                            MAX_DISTANCE_M,
+                        )?,
                         telemetry_s: seconds("telemetry_s", m.telemetry_s, 1.0)?,
                     }
                 }

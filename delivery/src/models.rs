@@ -9,7 +9,8 @@
 //! - `dispatch/<vehicle>/mission`: `{leg, order, waypoints: [[n, e, alt]], land: [n, e]}`
 //! - `dispatch/<vehicle>/swap`: `{vehicle}`; `dispatch/<order>/rejected`: `{order, reason}`
 //! - `station/<station>/swapped`: `{vehicle}`
-//! - `vehicles/<vehicle>/event`: `{kind: ready|landed|crashed, leg, order, north_m, east_m, soc}`
+//! - `vehicles/<vehicle>/event`: `{kind: ready|landed|diverted|crashed|refused, leg, order, north_m, east_m, soc}`
+//!   (`refused`: the autopilot refused the mission, with its `reason`)
 //! - `vehicles/<vehicle>/telemetry`: `{time_us, north_m, east_m, down_m, soc, mode}`
 
 use std::collections::{BTreeMap, VecDeque};

@@ -178,10 +178,17 @@ impl Vehicle {
             num(&land[1])?,
             0.0,
         ));
-        self.engine
-            .autopilot()
-            .upload_mission(&items)
-            .map_err(|e| format!("the autopilot refused the mission: {e}"))?;
+        // A mission the autopilot refuses is the dispatcher's to count (the
+        // order rejected), not the end of the fleet: the vehicle stays
+        // where it is.
+        if let Err(e) = self.engine.autopilot().upload_mission(&items) {
+            let mut refused = self.event("refused");
+            refused["leg"] = m["leg"].clone();
+            refused["order"] = m["order"].clone();
+            refused["reason"] = json!(format!("the autopilot refused the mission: {e}"));
+            self.events.push_back(refused);
+            return Ok(());
+        }
         self.engine.apply_now(Action::Arm);
         self.engine.apply_now(Action::MissionStart);
         self.leg = Some(Leg {

@@ -142,8 +142,7 @@ pub fn prepare(request: CosimRequest, notice: &dyn Fn(&str)) -> Result<PreparedC
         .out
         .clone()
         .unwrap_or_else(|| default_out(&request.system));
-    std::fs::create_dir_all(&out)
-        .map_err(|e| config(format!("cannot create {}: {e}", out.display())))?;
+    make_dir("--out", &out)?;
     let options = AssembleOptions {
         run: RunOptions {
             autopilot: request.autopilot.clone(),

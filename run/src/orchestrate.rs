@@ -112,8 +112,7 @@ pub fn run(
     e.check_names(&request.fleet, "model", &names)
         .map_err(config)?;
     let out = request.out_dir();
-    std::fs::create_dir_all(&out)
-        .map_err(|e| config(format!("cannot create {}: {e}", out.display())))?;
+    crate::outputs::make_dir("--out", &out)?;
     let options = RunOptions {
         autopilot: request.autopilot.clone(),
         isolation: request.isolation.clone(),

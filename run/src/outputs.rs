@@ -17,11 +17,20 @@ pub fn check_against_inputs(
     check_outputs(inputs, outputs).map_err(RunError::configuration)
 }
 
-/// Creates the directory `dir` (given as `flag`) with its parents.
+/// Creates the directory `dir` (given as `flag`) with its parents, and
+/// makes sure a file can be written in it (a file created and removed at
+/// once, never seen): a read-only directory is refused before the run, not
+/// found when the run's outputs are written at its end.
 pub fn make_dir(flag: &str, dir: &Path) -> Result<(), RunError> {
     std::fs::create_dir_all(dir).map_err(|e| {
         RunError::configuration(format!(
             "{flag} {}: cannot create the directory: {e}",
+            dir.display()
+        ))
+    })?;
+    tempfile::tempfile_in(dir).map(drop).map_err(|e| {
+        RunError::configuration(format!(
+            "{flag} {}: cannot write in the directory: {e}",
             dir.display()
         ))
     })

@@ -331,6 +331,14 @@ fn refusals() {
         )),
         "{r}"
     );
+    // A directory nothing can be written in (sysfs: even for root): refused
+    // before any run (the 40 runs were flown and then lost).
+    let r = lockstep(&["montecarlo", MC, "--runs", "2", "--out", "/sys/kernel"]);
+    assert_eq!(r.code(), 2, "{r}");
+    assert_eq!(
+        r.stderr,
+        "lockstep montecarlo: --out /sys/kernel: cannot write in the directory: Permission denied (os error 13)\n"
+    );
     // An output that would overwrite an input: the spec file is runs.csv.
     let out = dir.join("aliased");
     std::fs::create_dir_all(&out).unwrap();

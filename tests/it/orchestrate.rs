@@ -237,6 +237,12 @@ fn refused(args: &[&str]) -> String {
 fn the_command_line_refuses_what_it_cannot_run() {
     let f = example("delivery.toml");
     let f = f.to_str().unwrap();
+    // An out directory nothing can be written in (sysfs: even for root) is
+    // refused at once: it was found after the whole run, the summary lost.
+    assert_eq!(
+        refused(&["orchestrate", f, "-o", "/sys/kernel"]),
+        "lockstep orchestrate: --out /sys/kernel: cannot write in the directory: Permission denied (os error 13)"
+    );
     assert_eq!(
         refused(&["orchestrate", f, "--process", "nosuch", "-o", "/tmp/x"]),
         format!(
@@ -304,7 +310,7 @@ fn the_command_line_refuses_what_it_cannot_run() {
 #[test]
 fn fleet_files_are_refused_with_their_key() {
     let base = "schema_version = 1\n[timeline]\nreference_unix_s = 0.0\ntime_scale_us = 100000\nduration_s = 10.0\n";
-    let cases: [(&str, &str); 14] = [
+    let cases: [(&str, &str); 20] = [
         (
             "",
             ": key `models`: a fleet needs at least one [[models]] entry",
@@ -335,7 +341,7 @@ fn fleet_files_are_refused_with_their_key() {
         ),
         (
             "[[models]]\nname = \"z\"\nkind = \"no_fly_zones\"\nzones = [{ north_m = 1.0, east_m = 0.0, radius_m = 0.0 }]\n",
-            ":9:41: key `models[0].zones[0].radius_m`: 0 must be a positive number",
+            ":9:41: key `models[0].zones[0].radius_m`: 0 must be a positive number within 1e6 m",
         ),
         (
             "[[models]]\nname = \"d\"\nkind = \"dispatcher\"\nswap_below_soc = 1.5\n",
@@ -360,6 +366,32 @@ fn fleet_files_are_refused_with_their_key() {
         (
             "[[models]]\nname = \"v\"\nkind = \"vehicle\"\n",
             ": key `models[0].scenario`: a vehicle needs its scenario file",
+        ),
+        // Values no vehicle can be sent to (they passed, and the first
+        // mission the autopilot refused ended the run).
+        (
+            "[[models]]\nname = \"o\"\nkind = \"orders\"\nradius_m = 1e300\n",
+            ":9:1: key `models[0].radius_m`: 1e300 m is beyond 1e6 m (what a vehicle can be sent to)",
+        ),
+        (
+            "[[models]]\nname = \"d\"\nkind = \"dispatcher\"\ncruise_alt_m = 1e300\n",
+            ":9:1: key `models[0].cruise_alt_m`: 1e300 m is beyond 1e4 m (what a vehicle can be sent to)",
+        ),
+        (
+            "[[models]]\nname = \"v\"\nkind = \"vehicle\"\nscenario = \"v.toml\"\n[[models]]\nname = \"w\"\nkind = \"vehicle\"\nscenario = \"v.toml\"\n[[models]]\nname = \"d\"\nkind = \"dispatcher\"\nalt_step_m = 1e300\n",
+            ":17:1: key `models[2].alt_step_m`: 1e300 m: the highest of 2 vehicles would fly at 1e300 m, above 1e4 m",
+        ),
+        (
+            "[[models]]\nname = \"d\"\nkind = \"dispatcher\"\nzone_margin_m = 2e6\n",
+            ":9:1: key `models[0].zone_margin_m`: 2e6 m is beyond 1e6 m (what a vehicle can be sent to)",
+        ),
+        (
+            "[[models]]\nname = \"z\"\nkind = \"no_fly_zones\"\nzones = [{ north_m = 1e300, east_m = 0.0, radius_m = 5.0 }]\n",
+            ":9:12: key `models[0].zones[0].north_m`: 1e300 is not a finite distance within 1e6 m",
+        ),
+        (
+            "[[models]]\nname = \"v\"\nkind = \"vehicle\"\nscenario = \"v.toml\"\npad_east_m = -1e7\n",
+            ":10:1: key `models[0].pad_east_m`: -1e7 m is beyond 1e6 m (what a vehicle can be sent to)",
         ),
     ];
     for (models, expected) in cases {
@@ -438,5 +470,62 @@ fn fleet_files_are_refused_with_their_key() {
     assert_eq!(
         e.to_string(),
         "model `v`: the vehicle's scenario sets no [world] origin (a fleet's missions are placed from it)"
+    );
+}
+
+/// An order whose mission the vehicle's autopilot refuses is rejected, as
+/// the README says of orders no route reaches, and the fleet flies on (it
+/// ended the whole run with exit 1). Here drone1's autopilot takes no
+/// missions at all: the first order sent to it is rejected, naming it, the
+/// dispatcher grounds it, and the other two deliver the rest.
+#[test]
+fn an_order_the_autopilot_refuses_is_rejected_and_the_fleet_flies_on() {
+    let dir = TempDir::new("orchestrate-refused");
+    let idle = lockstep_c_examples::broken("idle");
+    let ff = fleet(
+        &dir,
+        &[
+            ("duration_s = 900.0", "duration_s = 300.0"),
+            (
+                "pad_east_m = -6.0",
+                &format!("pad_east_m = -6.0\nautopilot = \"{}\"", idle.display()),
+            ),
+        ],
+    );
+    let seen: Seen = Arc::default();
+    let mut models: Vec<(String, Box<dyn Model>)> = ff
+        .models
+        .iter()
+        .map(|d| (d.name.clone(), make_model(&ff, d, &options()).unwrap()))
+        .collect();
+    models.push((
+        "probe".into(),
+        Box::new(Probe {
+            mask: DataMask::new(&[], &["dispatch/*/rejected"]).unwrap(),
+            seen: seen.clone(),
+        }),
+    ));
+    let r = lockstep_delivery::run(&ff, 2, models, false, None).unwrap();
+    assert_eq!(r.error, None);
+    let d = result(&r, "dispatcher");
+    let k = result(&r, "kpi");
+    let rejected = d["rejected"].as_u64().unwrap();
+    assert_eq!(rejected, 1, "{d}");
+    assert_eq!(d["grounded"], serde_json::json!(["drone1"]), "{d}");
+    assert_eq!(k["rejected"].as_u64(), Some(rejected), "{k}");
+    assert!(k["delivered"].as_u64().unwrap() >= 1, "{k}");
+    let reasons: Vec<String> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, key, _)| key.attribute == "rejected")
+        .map(|(_, _, v)| v["reason"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(reasons.len() as u64, rejected);
+    assert!(
+        reasons
+            .iter()
+            .all(|r| r.starts_with("`drone1`: the autopilot refused the mission: ")),
+        "{reasons:?}"
     );
 }
