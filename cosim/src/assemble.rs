@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use lockstep_harness::engine::RunOptions;
+use lockstep_fleet::{Start, check_starts};
+use lockstep_harness::engine::{PlantRunner, RunOptions};
 use lockstep_harness::inputs::scenario::Scenario;
 use lockstep_harness::io::log_meta::sidecar_path;
 use lockstep_harness::io::paths::{check_outputs, scenario_inputs};
@@ -162,6 +163,7 @@ pub fn assemble_with(
     o: &AssembleOptions,
     provide: &mut Provide<'_>,
 ) -> Result<Cosim, CosimError> {
+    check_vehicle_starts(sf)?;
     let mut b = SystemBuilder::new(sf.step);
     for p in &sf.participants {
         let made = match provide(p) {
@@ -229,6 +231,38 @@ pub fn assemble_with(
         },
     };
     b.build(mode)
+}
+
+/// Refuses vehicles that start where another one is (wherever each is
+/// made: its scenario and start are the file's), before any is made.
+fn check_vehicle_starts(sf: &SystemFile) -> Result<(), CosimError> {
+    let mut starts = Vec::new();
+    for p in &sf.participants {
+        let ParticipantKind::Vehicle {
+            scenario,
+            overrides,
+            ..
+        } = &p.kind
+        else {
+            continue;
+        };
+        let setup = |reason: String| CosimError::Setup {
+            participant: p.name.clone(),
+            reason,
+        };
+        let s = Scenario::load_with(scenario, overrides).map_err(|e| setup(e.to_string()))?;
+        let runner = PlantRunner::from_scenario(&s).map_err(|e| setup(e.to_string()))?;
+        starts.push(Start::new(
+            &p.name,
+            runner.plant(),
+            [s.start.0, s.start.1, 0.0],
+            None,
+        ));
+    }
+    check_starts(&starts).map_err(|reason| CosimError::Build {
+        what: "participants".into(),
+        reason,
+    })
 }
 
 /// The path of `name`'s flight log under `dir`.

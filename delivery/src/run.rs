@@ -4,7 +4,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use lockstep_harness::engine::RunOptions;
+use lockstep_fleet::{Start, check_starts};
+use lockstep_harness::engine::{PlantRunner, RunOptions};
 use lockstep_harness::inputs::scenario::{Override, Scenario};
 use lockstep_harness::time::rng::RngStreams;
 use lockstep_orchestrator::{Call, Model, Orchestrator, OrchestratorError, Stats};
@@ -21,6 +22,81 @@ pub enum RunError {
     Setup { model: String, reason: String },
     #[error(transparent)]
     Orchestrator(#[from] OrchestratorError),
+    /// Two vehicles start where the other is.
+    #[error("{0}")]
+    Overlap(String),
+}
+
+/// The scenario vehicle model `d` flies (`None`: not a vehicle): its file
+/// with the fleet's seed, the timeline's duration and its pad.
+fn vehicle_scenario(ff: &FleetFile, d: &ModelDecl) -> Result<Option<Scenario>, RunError> {
+    let ModelKind::Vehicle {
+        scenario,
+        pad_north_m,
+        pad_east_m,
+        telemetry_s,
+        ..
+    } = &d.kind
+    else {
+        return Ok(None);
+    };
+    let label = format!("models `{}` of {}", d.name, ff.path.display());
+    let duration_s = ff.info.micros(ff.info.duration) as f64 * 1e-6 + telemetry_s;
+    let set = |k: &str, v: toml::Value, why: &str| Override::new(k, v, format!("{why} ({label})"));
+    let overrides = [
+        set(
+            "simulation.seed",
+            toml::Value::Integer(
+                RngStreams::new(ff.seed).member_seed("orchestrate.vehicle", &d.name) as i64
+                    & i64::MAX,
+            ),
+            "the vehicle's seed derived from timeline.seed",
+        ),
+        set(
+            "simulation.duration_s",
+            toml::Value::Float(duration_s),
+            "the timeline's duration",
+        ),
+        set(
+            "vehicle.start_north_m",
+            toml::Value::Float(*pad_north_m),
+            "pad_north_m",
+        ),
+        set(
+            "vehicle.start_east_m",
+            toml::Value::Float(*pad_east_m),
+            "pad_east_m",
+        ),
+    ];
+    Scenario::load_with(scenario, &overrides)
+        .map(Some)
+        .map_err(|e| RunError::Setup {
+            model: d.name.clone(),
+            reason: e.to_string(),
+        })
+}
+
+/// Refuses vehicles whose pads put them where another one is, before any
+/// model is made (wherever each is made: its scenario and pad are the
+/// file's).
+pub fn check_vehicle_starts(ff: &FleetFile) -> Result<(), RunError> {
+    let mut starts = Vec::new();
+    for d in &ff.models {
+        let Some(s) = vehicle_scenario(ff, d)? else {
+            continue;
+        };
+        let runner = PlantRunner::from_scenario(&s).map_err(|e| RunError::Setup {
+            model: d.name.clone(),
+            reason: e.to_string(),
+        })?;
+        starts.push(Start::new(
+            &d.name,
+            runner.plant(),
+            [s.start.0, s.start.1, 0.0],
+            None,
+        ));
+    }
+    check_starts(&starts).map_err(RunError::Overlap)
 }
 
 /// Makes model `d` of `ff` in this process.
@@ -67,43 +143,11 @@ pub fn make_model(
         )),
         ModelKind::Kpi => Box::<Kpi>::default(),
         ModelKind::Vehicle {
-            scenario,
             autopilot,
-            pad_north_m,
-            pad_east_m,
             telemetry_s,
+            ..
         } => {
-            let label = format!("models `{}` of {}", d.name, ff.path.display());
-            let duration_s = ff.info.micros(ff.info.duration) as f64 * 1e-6 + telemetry_s;
-            let set = |k: &str, v: toml::Value, why: &str| {
-                Override::new(k, v, format!("{why} ({label})"))
-            };
-            let overrides = [
-                set(
-                    "simulation.seed",
-                    toml::Value::Integer(
-                        RngStreams::new(ff.seed).member_seed("orchestrate.vehicle", &d.name) as i64
-                            & i64::MAX,
-                    ),
-                    "the vehicle's seed derived from timeline.seed",
-                ),
-                set(
-                    "simulation.duration_s",
-                    toml::Value::Float(duration_s),
-                    "the timeline's duration",
-                ),
-                set(
-                    "vehicle.start_north_m",
-                    toml::Value::Float(*pad_north_m),
-                    "pad_north_m",
-                ),
-                set(
-                    "vehicle.start_east_m",
-                    toml::Value::Float(*pad_east_m),
-                    "pad_east_m",
-                ),
-            ];
-            let s = Scenario::load_with(scenario, &overrides).map_err(|e| setup(e.to_string()))?;
+            let s = vehicle_scenario(ff, d)?.expect("a vehicle");
             let ap: &Path = autopilot.as_deref().unwrap_or(&o.autopilot);
             let every = to_timestamps(*telemetry_s, scale);
             Box::new(Vehicle::new(&d.name, &s, ap, &o.isolation, every).map_err(setup)?)

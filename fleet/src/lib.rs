@@ -20,7 +20,9 @@ pub mod levels;
 pub mod run;
 pub mod scenario;
 pub mod separation;
+pub mod starts;
 
 pub use run::{Fleet, FleetError, FleetSummary};
 pub use scenario::{FleetScenario, FleetVehicle};
 pub use separation::{Encounter, EncounterKind, Separation};
+pub use starts::{Start, check_starts};

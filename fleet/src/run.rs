@@ -19,6 +19,7 @@ use rayon::prelude::*;
 
 use crate::scenario::FleetScenario;
 use crate::separation::{Closest, Encounter, Separation};
+use crate::starts::{Start, check_starts};
 
 /// Why a fleet run stopped before its end.
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +39,9 @@ pub enum FleetError {
     Threads { threads: usize, reason: String },
     #[error("interrupted by {} at {}", lockstep_abi::signal_name(*signal), lockstep_abi::at(*time_us))]
     Interrupted { signal: i32, time_us: u64 },
+    /// Two vehicles start where the other is.
+    #[error("{0}")]
+    Overlap(String),
 }
 
 /// How a fleet run ended.
@@ -141,6 +145,17 @@ impl Fleet {
             );
             engines.push(engine);
         }
+        let starts: Vec<Start> = fs
+            .vehicles
+            .iter()
+            .zip(&engines)
+            .zip(&radii)
+            .map(|((v, e), r)| {
+                let x = e.state();
+                Start::new(&v.name, e.plant(), [x[0], x[1], x[2]], Some(*r))
+            })
+            .collect();
+        check_starts(&starts).map_err(FleetError::Overlap)?;
         let end = fs.vehicles[0].scenario.duration;
         Ok(Fleet {
             vehicles: fs

@@ -107,6 +107,7 @@ pub fn run(
 ) -> Result<OrchestrateReport, RunError> {
     let config = RunError::configuration;
     let ff = FleetFile::load(&request.fleet).map_err(|e| config(e.to_string()))?;
+    lockstep_delivery::check_vehicle_starts(&ff).map_err(|e| config(e.to_string()))?;
     let names: Vec<&str> = ff.models.iter().map(|m| m.name.as_str()).collect();
     let e = &request.elsewhere;
     e.check_names(&request.fleet, "model", &names)

@@ -52,4 +52,5 @@ mod signals_and_outputs;
 mod signals_in_sessions;
 mod single_instance;
 mod ulog_export;
+mod vehicles_apart;
 mod verdict_cli;

@@ -100,6 +100,11 @@ fn classify(e: &FleetError, building: bool) -> Classified {
             part: Part::Signal,
             signal: Some(*signal),
         },
+        FleetError::Overlap(_) => Classified {
+            class: ErrorClass::Configuration,
+            part: Part::Input,
+            signal: None,
+        },
         FleetError::Threads { .. } | FleetError::LogDir { .. } => Classified {
             class: ErrorClass::RunFailure,
             part: Part::Output,
