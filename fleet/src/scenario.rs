@@ -216,6 +216,15 @@ impl FleetScenario {
                 Scenario::from_table(t, path, &Source::unlocated(source.label.clone()))
                     .map_err(|e| relabel(e, &source, i, shared_events))?;
             scenario.seed = RngStreams::new(scenario.seed).member_seed("fleet.vehicle", &name);
+            // Its own events are named where the file has them.
+            for (k, key) in scenario
+                .event_keys
+                .iter_mut()
+                .enumerate()
+                .skip(shared_events)
+            {
+                *key = format!("vehicles[{i}].events[{}]", k - shared_events);
+            }
             vehicles.push(FleetVehicle {
                 name,
                 scenario,

@@ -299,3 +299,36 @@ fn network_options_are_checked() {
         "lockstep fly: --network-secondaries and --step-deadline are for --network-role primary"
     );
 }
+
+/// A vehicle's own event naming a motor its airframe lacks is reported at
+/// its own key, `vehicles[i].events[k]` (it was `events[1].motor`, a key
+/// the file does not have: the shared and own events merged).
+#[test]
+fn a_vehicles_own_event_is_named_at_its_own_key() {
+    let dir = TempDir::new("fleet-event-key");
+    let file = dir.join("fleet.toml");
+    std::fs::write(
+        &file,
+        "schema_version = 1\n[simulation]\nduration_s = 5.0\n\
+         [world]\norigin_lat_deg = 47.397742\norigin_lon_deg = 8.545594\norigin_alt_m = 488.0\n\
+         [[events]]\nat_s = 1.0\naction = \"arm\"\n\
+         [[vehicles]]\nname = \"a\"\nspec = \"iris\"\n\
+         [[vehicles]]\nname = \"b\"\nspec = \"iris\"\nstart_north_m = 3.0\n\
+         [[vehicles.events]]\nat_s = 2.0\naction = \"motor_fail\"\nmotor = 7\n",
+    )
+    .unwrap();
+    let r = lockstep(&[
+        "fly".as_ref(),
+        file.as_os_str(),
+        "--isolation".as_ref(),
+        "in-process".as_ref(),
+    ]);
+    assert_eq!(r.code(), 2, "{r}");
+    assert_eq!(
+        r.stderr,
+        format!(
+            "lockstep fly: vehicle `b`: scenario {}: key `vehicles[1].events[0].motor`: motor 7, but iris has 4 motors, numbered 0 to 3\n",
+            file.display()
+        )
+    );
+}

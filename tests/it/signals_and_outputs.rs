@@ -245,6 +245,54 @@ fn a_log_that_cannot_be_written_mid_run_stops_it_on_a_whole_row() {
     );
 }
 
+/// A log lost from its first row (a disk that fills at once): the report
+/// says no row is on disk (it counted the rows queued, and claimed them),
+/// and the plots say why they are missing after the log's own error (it
+/// said "no rows to plot", pointing at the log instead of the disk).
+#[test]
+fn a_log_lost_from_its_first_row_reports_no_rows_and_no_plots() {
+    const LIMIT: u64 = 20_000;
+    let dir = TempDir::new("fsize-first");
+    let scenario = idle_scenario(dir.path(), "lost.toml", 300.0, 10);
+    let out = dir.join("out");
+    let mut cmd = Command::new(LOCKSTEP);
+    cmd.arg("fly").arg(&scenario).arg("--out").arg(&out).args([
+        "--isolation",
+        "in-process",
+        "--json",
+    ]);
+    // SAFETY: as in the test above: setrlimit and signal only.
+    unsafe {
+        cmd.pre_exec(|| {
+            sys::limit_file_size(LIMIT)?;
+            sys::no_core_dumps()?;
+            sys::ignore(SIGXFSZ)
+        });
+    }
+    let r = ran(&mut cmd);
+    assert_eq!(r.code(), 1, "{r}");
+    let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        report["log"],
+        serde_json::json!({"path": out.join("log.csv").display().to_string(), "rows": 0,
+                           "last_time_us": null, "complete": false})
+    );
+    assert_eq!(Log::read(&out.join("log.csv")).rows.len(), 0);
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{r}");
+    assert!(
+        lines[0].starts_with("lockstep fly: flight log: cannot write ")
+            && lines[0].ends_with(
+                " (the rows from t = 0.000000 s on are lost): File too large (os error 27)"
+            ),
+        "the cause first: {r}"
+    );
+    assert_eq!(
+        lines[1],
+        "lockstep fly: plots: not written: writing the flight log failed before its first row"
+    );
+}
+
 /// A recording cut by SIGINT ends with an end block saying so: replay
 /// reports the interruption and its time, replays every record up to it,
 /// and never presents the run as complete.

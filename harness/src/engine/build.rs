@@ -69,6 +69,7 @@ pub(crate) fn resolve(scenario: &Scenario) -> Result<Resolved, EngineError> {
     env.origin_alt_m = origin.alt_m;
     let plant = spec.build_named(&scenario.spec)?;
     for (i, ev) in scenario.events.iter().enumerate() {
+        let key = scenario.event_key(i);
         match ev.action {
             Action::MotorFail { motor }
             | Action::MotorRestore { motor }
@@ -76,7 +77,7 @@ pub(crate) fn resolve(scenario: &Scenario) -> Result<Resolved, EngineError> {
                 if motor >= plant.rotors.len() =>
             {
                 return Err(invalid(format!(
-                    "key `events[{i}].motor`: motor {motor}, but {} has {}",
+                    "key `{key}.motor`: motor {motor}, but {} has {}",
                     plant.name,
                     numbered(plant.rotors.len(), "motor")
                 )));
@@ -85,7 +86,7 @@ pub(crate) fn resolve(scenario: &Scenario) -> Result<Resolved, EngineError> {
                 if battery >= plant.batteries.len() =>
             {
                 return Err(invalid(format!(
-                    "key `events[{i}].battery`: battery {battery}, but {} has {}",
+                    "key `{key}.battery`: battery {battery}, but {} has {}",
                     plant.name,
                     numbered(plant.batteries.len(), "battery")
                 )));

@@ -125,7 +125,8 @@ impl HostedVehicle {
                 return Err(invalid(
                     scenario,
                     format!(
-                        "key `events[{i}].action`: `{}` acts on the plant, which the host owns here",
+                        "key `{}.action`: `{}` acts on the plant, which the host owns here",
+                        scenario.event_key(i),
                         ev.action
                     ),
                 ));

@@ -344,8 +344,17 @@ pub struct FlightLog {
     /// `sha256:<hex>` of the whole file, once the writer has finished
     /// without an error.
     digest: Arc<Mutex<Option<String>>>,
+    /// What the writer has put on disk.
+    on_disk: Arc<Mutex<OnDisk>>,
     rows: u64,
     last_time_us: Option<u64>,
+}
+
+/// Rows on disk, all whole, and the last one's time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OnDisk {
+    pub rows: u64,
+    pub last_time_us: Option<u64>,
 }
 
 fn closed() -> std::io::Error {
@@ -407,6 +416,8 @@ impl FlightLog {
         let failed = Arc::clone(&failure);
         let digest: Arc<Mutex<Option<String>>> = Arc::default();
         let digest_out = Arc::clone(&digest);
+        let on_disk: Arc<Mutex<OnDisk>> = Arc::default();
+        let on_disk_out = Arc::clone(&on_disk);
         let (to_writer, batches_in) = sync_channel::<Batch>(POOL_BATCHES);
         let (to_pool, pool) = sync_channel::<Batch>(POOL_BATCHES + 1);
         // Waiting on a std channel allocates, the first time: the thread's
@@ -438,17 +449,30 @@ impl FlightLog {
                 // Time of the first row not yet on disk.
                 let mut pending_from: Option<u64> = None;
                 let mut failed_at = None;
+                // Rows formatted so far, and the last one's time.
+                let mut formatted = OnDisk::default();
+                let store = |d: OnDisk| *on_disk_out.lock().unwrap_or_else(|e| e.into_inner()) = d;
                 for mut batch in batches_in {
                     if failed_at.is_none() {
                         pending_from =
                             pending_from.or(batch.rows[..batch.len].first().map(|r| r.time_us));
                         let written = batch.rows[..batch.len]
                             .iter()
-                            .try_for_each(|row| csv.write(row))
+                            .try_for_each(|row| {
+                                csv.write(row)?;
+                                formatted = OnDisk {
+                                    rows: formatted.rows + 1,
+                                    last_time_us: Some(row.time_us),
+                                };
+                                Ok(())
+                            })
                             .and_then(|()| csv.drain(false));
                         match written {
                             Err(e) => failed_at = Some((pending_from.unwrap_or(0), e)),
-                            Ok(()) if csv.drained() => pending_from = None,
+                            Ok(()) if csv.drained() => {
+                                pending_from = None;
+                                store(formatted);
+                            }
                             Ok(()) => {}
                         }
                     }
@@ -459,10 +483,11 @@ impl FlightLog {
                         break;
                     }
                 }
-                if failed_at.is_none()
-                    && let Err(e) = csv.drain(true)
-                {
-                    failed_at = Some((pending_from.unwrap_or(0), e));
+                if failed_at.is_none() {
+                    match csv.drain(true) {
+                        Ok(()) => store(formatted),
+                        Err(e) => failed_at = Some((pending_from.unwrap_or(0), e)),
+                    }
                 }
                 match failed_at {
                     Some(f) => *failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(f),
@@ -484,6 +509,7 @@ impl FlightLog {
             writer: Some(writer),
             failure,
             digest,
+            on_disk,
             rows: 0,
             last_time_us: None,
         })
@@ -553,6 +579,13 @@ impl FlightLog {
     /// The time of the last row written, if any.
     pub fn last_time_us(&self) -> Option<u64> {
         self.last_time_us
+    }
+
+    /// The rows on disk (all of them whole) and the last one's time: after
+    /// [`FlightLog::finish`], the rows written unless writing failed, then
+    /// those before the first row lost.
+    pub fn on_disk(&self) -> OnDisk {
+        *self.on_disk.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub fn path(&self) -> &Path {

@@ -115,11 +115,19 @@ pub fn report(
 ) -> FlightReport {
     let log_failed = matches!(result, Err(EngineError::Log(_)));
     let log = match (&context.log, engine.log()) {
+        // What is on disk: a log whose writing failed holds only the rows
+        // before the first one lost.
+        (Some(l), Some(flog)) if log_failed => Some(LogReport {
+            path: l.display().to_string(),
+            rows: flog.on_disk().rows,
+            last_time_us: flog.on_disk().last_time_us,
+            complete: false,
+        }),
         (Some(l), Some(flog)) => Some(LogReport {
             path: l.display().to_string(),
             rows: flog.rows(),
             last_time_us: flog.last_time_us(),
-            complete: !log_failed,
+            complete: true,
         }),
         _ => None,
     };
@@ -335,9 +343,23 @@ impl Prepared {
     /// The ULog export and the plots, from the log as written; a failure is
     /// an output error (and a run failure when the flight itself succeeded).
     fn write_exports(&self, report: &mut FlightReport) {
-        let Some(log) = report.log.as_ref().map(|l| PathBuf::from(&l.path)) else {
+        let Some(l) = report.log.as_ref() else {
             return;
         };
+        let log = PathBuf::from(&l.path);
+        // A log whose writing failed before its first row: the exports
+        // say why they are missing (the log's own error, reported first,
+        // says what failed), not that the log is empty.
+        if !l.complete && l.rows == 0 {
+            let why = "not written: writing the flight log failed before its first row";
+            if self.request.outputs.ulog.is_some() {
+                report.output_errors.push(format!("--ulog: {why}"));
+            }
+            if self.plot.is_some() {
+                report.output_errors.push(format!("plots: {why}"));
+            }
+            return;
+        }
         let mut failed = false;
         if let Some(u) = &self.request.outputs.ulog {
             match lockstep_harness::io::ulog::export(&log, u) {

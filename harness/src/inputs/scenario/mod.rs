@@ -100,6 +100,10 @@ pub struct Scenario {
     pub wind: WindModel,
     pub sensors: SensorSettings,
     pub events: Vec<Event>,
+    /// Where each event was read, for messages about it found later (a
+    /// motor the airframe does not have): `events[i]`, or a fleet
+    /// vehicle's own `vehicles[v].events[k]`.
+    pub event_keys: Vec<String>,
     /// `[autopilot.params]`, set after the autopilot is created.
     pub autopilot_params: crate::inputs::autopilot_params::Params,
     /// `[expect]`: crash thresholds and the conditions of the verdict.
@@ -125,6 +129,15 @@ const DEFAULT_CADENCES_US: [(&str, u64); 8] = [
 ];
 
 impl Scenario {
+    /// Where event `i` was read (`events[i]`, or a fleet vehicle's own
+    /// `vehicles[v].events[k]`).
+    pub fn event_key(&self, i: usize) -> String {
+        self.event_keys
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| format!("events[{i}]"))
+    }
+
     pub fn load(path: impl AsRef<Path>) -> Result<Scenario, ScenarioError> {
         Scenario::load_with(path, &[])
     }
@@ -433,6 +446,7 @@ impl Scenario {
             start,
             wind,
             sensors,
+            event_keys: (0..events.len()).map(|i| format!("events[{i}]")).collect(),
             events,
             autopilot_params,
         })
