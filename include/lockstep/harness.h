@@ -961,7 +961,8 @@ lockstep_status lockstep_plant_state(struct lockstep_plant *plant,
                                      size_t *out_len);
 
 /**
- * Replaces the whole state vector (`len` = its length; finite values).
+ * Replaces the whole state vector (`len` = its length; finite values,
+ * `x[6..10]` a unit quaternion within 1e-6).
  *
  * Thread-safe: calls on one handle are serialized.
  *
