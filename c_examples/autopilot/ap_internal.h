@@ -9,6 +9,16 @@
 
 #define AP_MAX_MISSION 256
 #define AP_ERR_LEN 256
+/* Yaw authority lost (a rotor out on a hexa or larger): the yaw rate has
+ * stayed more than AP_YAW_LOST_RATE rad/s from its setpoint for
+ * AP_YAW_LOST_US. The vehicle then gives yaw up (no yaw torque, the
+ * heading free), holds its position and lands: the roll, pitch and
+ * collective the remaining rotors still give are all spent on staying
+ * level and in place, as ArduPilot's thrust-loss and PX4's failure
+ * handling do. */
+#define AP_YAW_LOST_RATE 1.0f
+#define AP_YAW_LOST_US 1000000u
+#define AP_YAW_LOST_MIN_ROTORS 6
 
 /* Tunable parameters (names in params.c). Units in the comments. */
 typedef struct ap_params {
@@ -115,6 +125,9 @@ struct lockstep_autopilot {
     float tilt_deg, tan_tilt;
   } trig;
   int ctrl_init;
+  uint64_t yaw_err_since_us; /* yaw rate far from its setpoint since (0: not) */
+  int yaw_lost;              /* yaw given up: see AP_YAW_LOST_RATE */
+  int yaw_lost_handled;      /* the landing it calls for was started */
   lockstep_setpoints sp;
   float thrust_cmd[LOCKSTEP_MAX_ROTORS];
 };

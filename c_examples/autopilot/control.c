@@ -141,9 +141,27 @@ static void attitude_setpoint(const float f[3], float cy, float sy, float q_sp[4
   ap_quat_from_axes(bx, by, bz, q_sp);
 }
 
+/* A yaw rate error beyond AP_YAW_LOST_RATE held for AP_YAW_LOST_US, on a
+ * vehicle with rotors to spare, is a rotor out: yaw is given up. */
+static void detect_yaw_loss(ap_t *ap, float yaw_rate_err, uint64_t now_us) {
+  if (ap->yaw_lost || ap->mixer.n < AP_YAW_LOST_MIN_ROTORS) return;
+  if (fabsf(yaw_rate_err) <= AP_YAW_LOST_RATE) {
+    ap->yaw_err_since_us = 0;
+    return;
+  }
+  if (ap->yaw_err_since_us == 0) {
+    ap->yaw_err_since_us = now_us > 0 ? now_us : 1;
+  } else if (now_us - ap->yaw_err_since_us >= AP_YAW_LOST_US) {
+    ap->yaw_lost = 1;
+  }
+}
+
 void ap_control_run(ap_t *ap, float dt, uint64_t now_us, float torque[3], float *thrust) {
   const ap_params *p = &ap->p;
   if (!ap->ctrl_init) ap_control_reset(ap);
+  /* Yaw given up: the heading is wherever the vehicle points, so the
+   * attitude error holds the tilt alone. */
+  if (ap->yaw_lost) ap->tgt.yaw = ap_quat_yaw(ap->q);
   refresh_trig(ap);
   float f[3];
   position_velocity(ap, dt, f);
@@ -179,6 +197,13 @@ void ap_control_run(ap_t *ap, float dt, uint64_t now_us, float torque[3], float 
   float jw[3] = {J[0] * w[0], J[1] * w[1], J[2] * w[2]}, gyro[3];
   ap_cross3(w, jw, gyro);
   for (int i = 0; i < 3; i++) torque[i] = J[i] * alpha[i] + gyro[i];
+  detect_yaw_loss(ap, rsp[2] - w[2], now_us);
+  if (ap->yaw_lost) {
+    /* No yaw torque: every rotor's margin goes to roll, pitch and thrust. */
+    torque[2] = 0.0f;
+    rsp[2] = w[2];
+    ap->rate_int[2] = 0.0f;
+  }
 
   /* Collective: the thrust vector projected on the current body -z axis
    * keeps the vertical force right while the attitude converges. */

@@ -340,6 +340,12 @@ static void battery_failsafe(ap_t *ap) {
 
 void ap_modes_update(ap_t *ap, uint64_t now) {
   battery_failsafe(ap);
+  /* Yaw authority lost: land where it is (once; a later command may still
+   * send it elsewhere, without yaw). */
+  if (ap->yaw_lost && !ap->yaw_lost_handled && ap_mode_flying(ap->mode)) {
+    ap->yaw_lost_handled = 1;
+    if (ap->mode != LOCKSTEP_MODE_LAND) enter_land(ap, 0);
+  }
   switch (ap->mode) {
     case LOCKSTEP_MODE_TAKEOFF:
       if (fabsf(ap->tgt.pos[2] - ap->pos[2]) < ap->p.acc_alt) {

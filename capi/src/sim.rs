@@ -553,7 +553,6 @@ pub unsafe extern "C" fn lockstep_sim_upload_mission(
         usable(e)?;
         e.value
             .engine
-            .autopilot()
             .upload_mission(&m.items)
             .map_err(|err| engine_failure(&EngineError::Abi(err)))
     })

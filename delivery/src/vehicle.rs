@@ -181,7 +181,7 @@ impl Vehicle {
         // A mission the autopilot refuses is the dispatcher's to count (the
         // order rejected), not the end of the fleet: the vehicle stays
         // where it is.
-        if let Err(e) = self.engine.autopilot().upload_mission(&items) {
+        if let Err(e) = self.engine.upload_mission(&items) {
             let mut refused = self.event("refused");
             refused["leg"] = m["leg"].clone();
             refused["order"] = m["order"].clone();

@@ -54,3 +54,4 @@ mod single_instance;
 mod ulog_export;
 mod vehicles_apart;
 mod verdict_cli;
+mod verdict_failures;

@@ -21,7 +21,7 @@ use crate::environment::sensors::{Baro, Estimator, Gps, History, Imu, Mag};
 use crate::environment::wind::Wind;
 use crate::inputs::mission::Mission;
 use crate::inputs::scenario::{Action, EngineKind, Scenario, Trigger};
-use crate::outcome::verdict::Monitor;
+use crate::outcome::verdict::{Monitor, plan_items};
 use crate::time::rng::RngStreams;
 use crate::time::timeline::Timeline;
 use lockstep_plant::integrate::Options;
@@ -301,7 +301,18 @@ impl Engine {
         period(scenario, "physics")?;
         let ap = open_autopilot(scenario, &resolved, autopilot, isolation)?;
         let (world, finest) = build_world(scenario, Physics::Own)?;
-        let Resolved { spec, plant, .. } = resolved;
+        let Resolved {
+            spec,
+            plant,
+            mission,
+        } = resolved;
+        let mut monitor = Monitor::new(scenario.expect);
+        if let Some(m) = &mission {
+            monitor.set_mission(
+                (scenario.start.0, scenario.start.1, 0.0),
+                &plan_items(&plant.origin, &m.items),
+            );
+        }
         let avionics = build_avionics(scenario, &plant, ap, finest);
         let row = logging::shaped_row(&plant);
         let (log, log_meta) = match (log, world.cad.log) {
@@ -314,7 +325,7 @@ impl Engine {
         let physics = plant_runner(scenario, plant)?;
         Ok(Engine {
             world,
-            vehicle: Vehicle::new(physics, avionics, Monitor::new(scenario.expect)),
+            vehicle: Vehicle::new(physics, avionics, monitor),
             log,
             log_meta,
             row,

@@ -217,6 +217,20 @@ impl Engine {
         &mut self.vehicle.avionics.ap
     }
 
+    /// Uploads a mission to the autopilot, replacing its own: the fence a
+    /// fly-away is measured against grows to hold it (a mission uploaded
+    /// this way, by a host or a dispatcher, takes the vehicle where the
+    /// scenario's did not).
+    pub fn upload_mission(
+        &mut self,
+        items: &[lockstep_abi::ffi::lockstep_mission_item],
+    ) -> Result<(), lockstep_abi::AbiError> {
+        self.vehicle.avionics.ap.upload_mission(items)?;
+        let plan = crate::outcome::verdict::plan_items(&self.vehicle.physics.plant.origin, items);
+        self.vehicle.monitor.add_mission(&plan);
+        Ok(())
+    }
+
     /// The flight log, when the run writes one.
     pub fn log(&self) -> Option<&FlightLog> {
         self.log.as_ref()
@@ -443,6 +457,7 @@ impl Engine {
         let (x, act) = (&v.physics.x, &v.avionics.act);
         let l = &v.physics.plant.layout;
         let verdict = v.monitor.verdict(&End {
+            time: self.world.now,
             north_m: x[0],
             east_m: x[1],
             on_ground: v.on_ground,

@@ -156,6 +156,7 @@ impl Vehicle {
             state: &p.x,
             in_contact,
             soc: &soc[..nb],
+            mode: self.avionics.act.mode,
         });
     }
 

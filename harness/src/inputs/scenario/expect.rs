@@ -60,6 +60,19 @@ pub(super) fn expectations(e: Option<&ExpectSection>) -> Result<Expectations, Ke
     if let Some(v) = e.min_soc {
         x.min_soc = Some(within("expect.min_soc", v, 0.0, 1.0)?);
     }
+    if let Some(v) = e.loss_of_control_yaw_rate_dps {
+        x.loss_of_control_yaw_rate_dps =
+            positive("expect.loss_of_control_yaw_rate_dps", v, 100_000.0)?;
+    }
+    if let Some(v) = e.loss_of_control_tilt_deg {
+        x.loss_of_control_tilt_deg = positive("expect.loss_of_control_tilt_deg", v, 180.0)?;
+    }
+    if let Some(v) = e.loss_of_control_s {
+        x.loss_of_control_s = positive("expect.loss_of_control_s", v, 3600.0)?;
+    }
+    if let Some(v) = e.fly_away_margin_m {
+        x.fly_away_margin_m = positive("expect.fly_away_margin_m", v, MAX_START_OFFSET_M)?;
+    }
     x.allow_crash = e.allow_crash.unwrap_or(false);
     x.mission_finished = e.mission_finished;
     x.disarmed = e.disarmed;

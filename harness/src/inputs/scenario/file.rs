@@ -106,6 +106,18 @@ pub(super) struct ExpectSection {
     pub min_soc: Option<f64>,
     /// The vehicle must (true) or must not (false) end disarmed.
     pub disarmed: Option<bool>,
+    /// Spinning faster than this in the air, held for
+    /// `loss_of_control_s`, is a crash: a loss of control (default 300°/s).
+    pub loss_of_control_yaw_rate_dps: Option<f64>,
+    /// Tilted beyond this in the air, held for `loss_of_control_s`, is a
+    /// crash: a loss of control (default 60°).
+    pub loss_of_control_tilt_deg: Option<f64>,
+    /// How long a spin or tilt must last to be a loss of control (default 2 s).
+    pub loss_of_control_s: Option<f64>,
+    /// Farther than this from the mission's area (the start and every
+    /// mission item), or above its highest item by as much, is a crash: a
+    /// fly-away (default 100 m; a declared `volume` replaces this fence).
+    pub fly_away_margin_m: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize, JsonSchema)]

@@ -311,6 +311,30 @@ fn durations_start_and_tick_are_bounded() {
         with("duration_s = 10.0", "start_east_m = 2e6"),
         "test.toml:6:1: key `vehicle.start_east_m`: must be in [-1000000, 1000000], is 2000000"
     );
+    // The loss-of-control and fly-away thresholds.
+    for (expect, message) in [
+        (
+            "fly_away_margin_m = 0.0",
+            "test.toml:7:1: key `expect.fly_away_margin_m`: must be positive and at most 1000000, is 0",
+        ),
+        (
+            "loss_of_control_tilt_deg = 200.0",
+            "test.toml:7:1: key `expect.loss_of_control_tilt_deg`: must be positive and at most 180, is 200",
+        ),
+        (
+            "loss_of_control_s = inf",
+            "test.toml:7:1: key `expect.loss_of_control_s`: must be a finite number, is inf",
+        ),
+        (
+            "loss_of_control_yaw_rate_dps = -1.0",
+            "test.toml:7:1: key `expect.loss_of_control_yaw_rate_dps`: must be positive and at most 100000, is -1",
+        ),
+    ] {
+        assert_eq!(
+            with("duration_s = 10.0", &format!("[expect]\n{expect}")),
+            message
+        );
+    }
 }
 
 #[test]
