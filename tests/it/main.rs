@@ -12,6 +12,7 @@ mod broken_libraries;
 mod c_abi;
 mod c_cosim;
 mod c_hosts;
+mod call_sequences;
 mod check_lib_cli;
 mod closed_loop;
 mod compare_integrators;

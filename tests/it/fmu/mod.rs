@@ -13,7 +13,7 @@ use lockstep_harness::inputs::scenario::Scenario;
 use crate::common::{BUNDLED, LOCKSTEP, SINGLE_INSTANCE, TempDir};
 
 mod contract;
-mod master;
+pub(crate) mod master;
 
 use master::{Component, Fmu, description, fmu_library, package, root};
 
