@@ -4,32 +4,15 @@
 //! held), and one that never returns ends the run at its participant's
 //! deadline, naming it.
 
-use std::ffi::{CStr, CString, c_char, c_void};
+use std::ffi::{CString, c_char, c_void};
 use std::time::{Duration, Instant};
 
-use lockstep::boundary::lockstep_thread_last_error;
 use lockstep::cosim::*;
 use lockstep::lockstep_status::{self, *};
 use lockstep::*;
 
+use crate::c_abi::{c, last_error};
 use crate::common::{BUNDLED, TempDir};
-
-fn c(s: &str) -> CString {
-    CString::new(s).unwrap()
-}
-
-fn last_error() -> String {
-    let mut buf = vec![0 as c_char; 4096];
-    let mut n = 0;
-    // SAFETY: a 4096-byte buffer and a local length.
-    let s = unsafe { lockstep_thread_last_error(buf.as_mut_ptr(), buf.len(), &mut n) };
-    assert_eq!(s, LOCKSTEP_OK);
-    // SAFETY: the library wrote a NUL-terminated string into `buf`.
-    unsafe { CStr::from_ptr(buf.as_ptr()) }
-        .to_str()
-        .unwrap()
-        .to_owned()
-}
 
 /// A system of one external participant `x` (`mode`, `extra` keys of `x`).
 fn system(dir: &TempDir, mode: &str, extra: &str) -> CString {

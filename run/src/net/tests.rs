@@ -90,6 +90,7 @@ fn parts_of_a_run_in_processes_of_their_own_are_refused() {
             threads: None,
             trace: false,
             elsewhere: process("kpi"),
+            interrupt: None,
         },
         &|_| {},
     );
