@@ -6,8 +6,6 @@
 //! an ended run stays ended, a freed handle stays dead).
 
 use std::ffi::{CString, c_char, c_int};
-use std::path::PathBuf;
-use std::sync::OnceLock;
 use std::sync::mpsc::channel;
 use std::time::Duration;
 
@@ -17,8 +15,8 @@ use lockstep::sim::*;
 use lockstep::*;
 use proptest::prelude::*;
 
-use crate::common::{BUNDLED, TempDir};
-use crate::fmu::master::{Component, Fmu, description, package};
+use crate::common::BUNDLED;
+use crate::fmu::master::{Component, Fmu, idle_fmu};
 
 /// Runs `f` on a thread of its own; a call that does not return within
 /// `limit` fails the test (a hang) instead of hanging it.
@@ -312,18 +310,6 @@ fn fmi_call() -> impl Strategy<Value = FmiCall> {
     ]
 }
 
-/// A one-second idle vehicle packaged once for every case.
-fn idle_fmu() -> &'static (TempDir, PathBuf, String) {
-    static FMU: OnceLock<(TempDir, PathBuf, String)> = OnceLock::new();
-    FMU.get_or_init(|| {
-        let dir = TempDir::new("fmu-sequences");
-        let scenario = crate::common::idle_scenario(dir.path(), "idle.toml", 1.0, 10);
-        let unpacked = package(&dir, &scenario, BUNDLED);
-        let (guid, _, _) = description(&unpacked);
-        (dir, unpacked, guid)
-    })
-}
-
 fn last_time(fmu: &Fmu, c: Component) -> Option<f64> {
     let f: unsafe extern "C" fn(Component, c_int, *mut f64) -> c_int = fmu.sym("fmi2GetRealStatus");
     let mut t = 0.0;
@@ -332,7 +318,8 @@ fn last_time(fmu: &Fmu, c: Component) -> Option<f64> {
 }
 
 fn play_fmu(calls: Vec<FmiCall>) -> Result<(), String> {
-    let (_, unpacked, guid) = idle_fmu();
+    let f = idle_fmu();
+    let (unpacked, guid) = (&f.unpacked, &f.guid);
     let fmu = Fmu::load(unpacked);
     let c = fmu.instantiate(unpacked, guid);
     if c.is_null() {

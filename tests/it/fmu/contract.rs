@@ -5,8 +5,8 @@
 use std::ffi::c_int;
 use std::path::Path;
 
-use super::master::{Component, Fmu, description, package, root};
-use crate::common::{BUNDLED, TempDir};
+use super::master::{Component, Fmu};
+use crate::common::TempDir;
 
 /// A master that sets `log_path` to one of the FMU's own files (its
 /// scenario: the FMU was destroyed, replaced by a CSV) is refused at the
@@ -14,16 +14,10 @@ use crate::common::{BUNDLED, TempDir};
 #[test]
 fn a_log_path_naming_the_fmus_own_files_is_refused() {
     let dir = TempDir::new("fmu-log-input");
-    let unpacked = package(
-        &dir,
-        &root().join("examples/scenarios/square.toml"),
-        BUNDLED,
-    );
-    let (guid, _, vr) = description(&unpacked);
-    let fmu = Fmu::load(&unpacked);
+    let (unpacked, fmu, guid, vr) = idle_fmu();
     let scenario = unpacked.join("resources/scenario.toml");
     let before = std::fs::read(&scenario).unwrap();
-    let c = fmu.instantiate(&unpacked, &guid);
+    let c = fmu.instantiate(unpacked, guid);
     for own in [
         scenario.clone(),
         unpacked.join("resources/autopilot.so"),
@@ -46,15 +40,10 @@ fn a_log_path_naming_the_fmus_own_files_is_refused() {
     assert!(Path::new(&log).exists());
 }
 
-/// A one-second idle vehicle, packaged and loaded: (dir, unpacked, master,
-/// GUID, value references).
-fn idle_fmu(name: &str) -> (TempDir, std::path::PathBuf, Fmu, String, Refs) {
-    let dir = TempDir::new(name);
-    let scenario = crate::common::idle_scenario(dir.path(), "idle.toml", 1.0, 10);
-    let unpacked = package(&dir, &scenario, BUNDLED);
-    let (guid, _, vr) = description(&unpacked);
-    let fmu = Fmu::load(&unpacked);
-    (dir, unpacked, fmu, guid, vr)
+/// The shared idle FMU, loaded: (unpacked, master, GUID, value references).
+fn idle_fmu() -> (&'static Path, Fmu, &'static str, &'static Refs) {
+    let f = super::master::idle_fmu();
+    (&f.unpacked, Fmu::load(&f.unpacked), &f.guid, &f.vr)
 }
 
 type Refs = std::collections::HashMap<String, u32>;
@@ -72,8 +61,8 @@ fn terminated(fmu: &Fmu, c: Component) -> (c_int, c_int) {
 /// then lost the whole result).
 #[test]
 fn a_step_at_or_after_the_end_is_discard_with_terminated() {
-    let (_dir, unpacked, fmu, guid, _) = idle_fmu("fmu-end");
-    let c = fmu.instantiate(&unpacked, &guid);
+    let (unpacked, fmu, guid, _) = idle_fmu();
+    let c = fmu.instantiate(unpacked, guid);
     fmu.init(c);
     assert_eq!(terminated(&fmu, c), (0, 0));
     assert_eq!(fmu.step(c, 0.0, 0.5), 0);
@@ -108,8 +97,8 @@ fn setup(fmu: &Fmu, c: Component, start: f64, stop: Option<f64>) -> c_int {
 /// were accepted).
 #[test]
 fn the_experiment_is_set_up_once_before_initialization() {
-    let (_dir, unpacked, fmu, guid, _) = idle_fmu("fmu-setup");
-    let c = fmu.instantiate(&unpacked, &guid);
+    let (unpacked, fmu, guid, _) = idle_fmu();
+    let c = fmu.instantiate(unpacked, guid);
     assert_eq!(setup(&fmu, c, 0.0, Some(-1.0)), 3, "stop before start");
     assert_eq!(setup(&fmu, c, 0.0, Some(f64::NAN)), 3, "stop NaN");
     assert_eq!(setup(&fmu, c, 2.0, None), 3, "the scenario starts at 0");
@@ -136,8 +125,8 @@ fn set_reals(fmu: &Fmu, c: Component, vrs: &[u32], xs: &[f64]) -> c_int {
 /// taken, and the run failed later with a state dump naming nothing).
 #[test]
 fn values_are_checked_all_first_and_against_the_scenarios_bounds() {
-    let (_dir, unpacked, fmu, guid, vr) = idle_fmu("fmu-set");
-    let c = fmu.instantiate(&unpacked, &guid);
+    let (unpacked, fmu, guid, vr) = idle_fmu();
+    let c = fmu.instantiate(unpacked, guid);
     let north = vr["start_north_m"];
     let east = vr["start_east_m"];
     assert_eq!(set_reals(&fmu, c, &[north, 999_999], &[5.0, 1.0]), 3);
@@ -164,7 +153,7 @@ fn values_are_checked_all_first_and_against_the_scenarios_bounds() {
     assert_eq!(fmu.step(c, 0.0, 0.1), 0);
     fmu.free(c);
     // modelDescription.xml states the same bounds.
-    let (_, xml, _) = description(&unpacked);
+    let (_, xml, _) = super::master::description(unpacked);
     assert!(
         xml.contains(r#"name="wind_offset_north_mps""#)
             && xml.contains(r#"<Real unit="m/s" min="-100.0" max="100.0" start="0"/>"#),
@@ -177,8 +166,8 @@ fn values_are_checked_all_first_and_against_the_scenarios_bounds() {
 /// handle in a table, as the C ABI's are).
 #[test]
 fn freed_and_forged_instances_are_refused() {
-    let (_dir, unpacked, fmu, guid, vr) = idle_fmu("fmu-free");
-    let c = fmu.instantiate(&unpacked, &guid);
+    let (unpacked, fmu, guid, vr) = idle_fmu();
+    let c = fmu.instantiate(unpacked, guid);
     fmu.init(c);
     assert_eq!(fmu.step(c, 0.0, 0.1), 0);
     fmu.free(c);
@@ -196,7 +185,7 @@ fn freed_and_forged_instances_are_refused() {
         fmu.free(forged);
     }
     // A new instance is not reached through the old handle.
-    let d = fmu.instantiate(&unpacked, &guid);
+    let d = fmu.instantiate(unpacked, guid);
     assert_ne!(c, d);
     assert_eq!(fmu.call("fmi2Reset", c), 3);
     assert_eq!(fmu.call("fmi2Reset", d), 0);

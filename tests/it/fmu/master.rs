@@ -174,3 +174,29 @@ pub(crate) fn description(
         .collect();
     (guid, xml, vrs)
 }
+
+/// A one-second idle vehicle, packaged once for every test that only needs
+/// an FMU to call: (its directory, kept; the unpacked FMU; its GUID; the
+/// value references by name).
+pub(crate) fn idle_fmu() -> &'static IdleFmu {
+    static FMU: std::sync::OnceLock<IdleFmu> = std::sync::OnceLock::new();
+    FMU.get_or_init(|| {
+        let dir = TempDir::new("fmu-idle");
+        let scenario = crate::common::idle_scenario(dir.path(), "idle.toml", 1.0, 10);
+        let unpacked = package(&dir, &scenario, crate::common::BUNDLED);
+        let (guid, _, vr) = description(&unpacked);
+        IdleFmu {
+            _dir: dir,
+            unpacked,
+            guid,
+            vr,
+        }
+    })
+}
+
+pub(crate) struct IdleFmu {
+    _dir: TempDir,
+    pub(crate) unpacked: PathBuf,
+    pub(crate) guid: String,
+    pub(crate) vr: std::collections::HashMap<String, u32>,
+}
