@@ -332,3 +332,45 @@ fn a_vehicles_own_event_is_named_at_its_own_key() {
         )
     );
 }
+
+/// A vehicle's log that would be one of its inputs (here its mission,
+/// named `alpha.csv` in the out directory) is refused before the run, as
+/// `fly` refuses its own (the fleet wrote the log over the mission).
+#[test]
+fn a_vehicles_log_over_one_of_its_inputs_is_refused() {
+    let dir = TempDir::new("fleet-log-input");
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let mission = out.join("alpha.csv");
+    std::fs::copy(examples().join("missions/square.waypoints"), &mission).unwrap();
+    let before = std::fs::read(&mission).unwrap();
+    let file = dir.join("fleet.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "schema_version = 1\n[simulation]\nduration_s = 5.0\n[cadences]\nlog = {{ rate_hz = 10 }}\n\
+             [world]\norigin_lat_deg = 47.397742\norigin_lon_deg = 8.545594\norigin_alt_m = 488.0\n\
+             [[vehicles]]\nname = \"alpha\"\nspec = \"iris\"\nmission = \"{}\"\n\
+             [[vehicles]]\nname = \"bravo\"\nspec = \"iris\"\nstart_north_m = 3.0\n",
+            mission.display()
+        ),
+    )
+    .unwrap();
+    let r = lockstep(&[
+        "fly".as_ref(),
+        file.as_os_str(),
+        "--out".as_ref(),
+        out.as_os_str(),
+        "--isolation".as_ref(),
+        "in-process".as_ref(),
+    ]);
+    assert_eq!(r.code(), 2, "{r}");
+    assert_eq!(
+        r.stderr,
+        format!(
+            "lockstep fly: vehicle `alpha`'s log {} is the mission; refusing to overwrite an input\n",
+            mission.display()
+        )
+    );
+    assert_eq!(std::fs::read(&mission).unwrap(), before);
+}

@@ -65,6 +65,7 @@ pub fn prepare_primary(request: PrimaryRequest) -> Result<PreparedPrimary, RunEr
     let fs = super::load(&scenario, &request.overrides)?;
     if let Some(dir) = &request.out {
         crate::outputs::make_dir("--out", dir)?;
+        super::check_logs(&scenario, &autopilot, &fs, dir)?;
     }
     let text = lockstep_config::read(&scenario, "scenario")
         .map_err(|e| RunError::configuration(e.to_string()))?;

@@ -16,6 +16,7 @@ use lockstep_abi::Isolation;
 use lockstep_fleet::{Fleet, FleetError, FleetScenario};
 use lockstep_harness::engine::RunOptions;
 use lockstep_harness::inputs::scenario::Override;
+use lockstep_harness::io::log_meta::sidecar_path;
 use lockstep_harness::outcome::class::{self, Classified, ErrorClass, Part};
 use lockstep_harness::outcome::report::VehicleOutcome;
 
@@ -24,7 +25,7 @@ pub use report::{
 };
 
 use crate::RunError;
-use crate::outputs::make_dir;
+use crate::outputs::{check_against_inputs, make_dir, scenario_inputs};
 
 /// Whether the scenario at `path` is a fleet (has `[[vehicles]]`).
 pub fn is_fleet(path: &Path) -> Result<bool, RunError> {
@@ -113,11 +114,42 @@ fn classify(e: &FleetError, building: bool) -> Classified {
     }
 }
 
+/// Refuses a vehicle's log (or its sidecar) that would overwrite one of
+/// its inputs or the summary, as `fly` refuses its own.
+pub(crate) fn check_logs(
+    scenario: &Path,
+    autopilot: &Path,
+    fs: &FleetScenario,
+    dir: &Path,
+) -> Result<(), RunError> {
+    let summary = dir.join("summary.json");
+    for v in fs
+        .vehicles
+        .iter()
+        .filter(|v| v.scenario.cadence("log").is_some())
+    {
+        let log = lockstep_fleet::run::log_path(dir, &v.name);
+        let sidecar = sidecar_path(&log);
+        let what = format!("vehicle `{}`'s log", v.name);
+        let autopilot = v.autopilot.as_deref().unwrap_or(autopilot);
+        check_against_inputs(
+            &scenario_inputs(scenario, autopilot, &v.scenario),
+            &[
+                ("the summary", &summary),
+                (&what, &log),
+                ("its sidecar", &sidecar),
+            ],
+        )?;
+    }
+    Ok(())
+}
+
 /// Loads the fleet, creates the out directory, builds every vehicle.
 pub fn prepare(request: FleetRequest) -> Result<PreparedFleet, RunError> {
     let fs = load(&request.scenario, &request.overrides)?;
     if let Some(dir) = &request.out {
         make_dir("--out", dir)?;
+        check_logs(&request.scenario, &request.autopilot, &fs, dir)?;
     }
     let options = RunOptions {
         autopilot: request.autopilot.clone(),
