@@ -94,6 +94,7 @@ pub fn elsewhere(
         call_deadline: call_deadline.map(std::time::Duration::from_secs_f64),
         net: net.network(),
         program: std::env::current_exe().ok(),
+        interrupt: None,
     }
 }
 
@@ -117,8 +118,10 @@ pub fn run(a: CosimArgs) -> ExitCode {
     let remote = request.elsewhere.remote.clone();
     let notice = |l: &str| warn!("lockstep {verb}: {l}");
     // Caught before the system is assembled: a signal while participants
-    // start stops the run before its first step.
+    // start or are awaited stops the run before its first step.
     let interrupt = crate::signals::catch();
+    let mut request = request;
+    request.elsewhere.interrupt = Some(interrupt.clone());
     let mut prepared = match cosim::prepare(request, &notice) {
         Ok(p) => p,
         Err(e) => return crate::refused(verb, &e),

@@ -91,6 +91,8 @@ pub fn run(a: OrchestrateArgs) -> ExitCode {
         elsewhere: crate::cosim::elsewhere(a.process, a.remote, a.call_deadline, &a.net),
         interrupt: Some(crate::signals::catch()),
     };
+    let mut request = request;
+    request.elsewhere.interrupt = request.interrupt.clone();
     let out = request.out_dir();
     let report = match orchestrate::run(request, &|l| warn!("lockstep {verb}: {l}")) {
         Ok(r) => r,

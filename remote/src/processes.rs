@@ -6,6 +6,7 @@ use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::link::{Caller, Link};
@@ -19,6 +20,9 @@ pub struct ProcessOptions {
     pub deadline: Duration,
     /// How long to wait for a model process to appear.
     pub wait: Duration,
+    /// A signal number stored here (by a SIGINT or SIGTERM handler) gives
+    /// up any wait for a process at once.
+    pub stop: Option<Arc<AtomicUsize>>,
 }
 
 /// The processes a run calls: killed (if still there) when dropped.
@@ -77,13 +81,28 @@ impl Processes {
         // A child that ended (a bad file, a missing library) is reported at
         // once, not after the whole wait.
         let mut child = self.children.iter_mut().find(|(n, _)| n == name);
-        let there = || match &mut child {
-            Some((_, c)) => matches!(c.try_wait(), Ok(None)),
-            None => true,
+        let stop = self.options.stop.clone();
+        let stopped = move || stop.as_ref().map_or(0, |s| s.load(Ordering::SeqCst));
+        let there = || {
+            stopped() == 0
+                && match &mut child {
+                    Some((_, c)) => matches!(c.try_wait(), Ok(None)),
+                    None => true,
+                }
         };
         let found = self
             .caller
             .target_while(name, &peer, self.options.wait, there);
+        let sig = self
+            .options
+            .stop
+            .as_ref()
+            .map_or(0, |s| s.load(Ordering::SeqCst));
+        if found.is_err() && sig != 0 {
+            return Err(format!(
+                "interrupted (signal {sig}) while waiting for {peer}"
+            ));
+        }
         let target = found.map_err(|e| self.exited(name, what).unwrap_or_else(|| e.to_string()))?;
         Ok(Link {
             caller: self.caller.clone(),

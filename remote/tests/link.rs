@@ -115,6 +115,7 @@ fn a_runs_link_calls_no_more_after_a_missed_deadline() {
     // A run's finish must not wait a second deadline on a peer that hung.
     let p = port();
     let mut processes = Processes::open(ProcessOptions {
+        stop: None,
         net: options("remote-c", true, p),
         deadline: Duration::from_millis(300),
         wait: Duration::from_secs(20),

@@ -177,7 +177,11 @@ pub fn prepare(request: CosimRequest, notice: &dyn Fn(&str)) -> Result<PreparedC
             isolation: &request.isolation,
             out: Some(&out),
         };
-        Some(crate::hosts::open(e, kind, child, notice).map_err(config)?)
+        let opened = crate::hosts::open(e, kind, child, notice);
+        if let Some(stop) = e.interrupted("participant") {
+            return Err(stop);
+        }
+        Some(opened.map_err(config)?)
     };
     let assembled = assemble_with(&sf, &options, &mut |d| {
         let h = hosts.as_mut()?;
@@ -192,6 +196,9 @@ pub fn prepare(request: CosimRequest, notice: &dyn Fn(&str)) -> Result<PreparedC
         CosimError::Build { .. } => format!("{}: {e}", request.system.display()),
         other => other.to_string(),
     };
+    if let Some(stop) = e.interrupted("participant") {
+        return Err(stop);
+    }
     let mut c = assembled.map_err(|e| config(in_file(e)))?;
     for (name, lines) in c.notices() {
         for l in lines {

@@ -6,6 +6,8 @@
 //! feature refuses them with [`NO_NETWORK`].
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
 use lockstep_abi::Isolation;
@@ -24,9 +26,34 @@ pub struct Elsewhere {
     pub net: Network,
     /// The `lockstep` executable the children run (needed for `process`).
     pub program: Option<PathBuf>,
+    /// A signal number stored here gives up the wait for a part at once
+    /// (the run is then interrupted before its first step).
+    pub interrupt: Option<Arc<AtomicUsize>>,
 }
 
 impl Elsewhere {
+    /// The signal that interrupted the run while its parts were started
+    /// or awaited, as an error (`None`: none did).
+    pub(crate) fn interrupted(&self, what: &str) -> Option<crate::RunError> {
+        let sig = self
+            .interrupt
+            .as_ref()?
+            .load(std::sync::atomic::Ordering::SeqCst) as i32;
+        (sig != 0).then(|| {
+            crate::RunError::classified(
+                lockstep_harness::outcome::class::Classified {
+                    class: lockstep_harness::outcome::class::ErrorClass::Interrupted,
+                    part: lockstep_harness::outcome::class::Part::Signal,
+                    signal: Some(sig),
+                },
+                format!(
+                    "interrupted by {} while its {what}s were started or awaited, before the first step",
+                    lockstep_abi::signal_name(sig)
+                ),
+            )
+        })
+    }
+
     /// Nothing is served elsewhere.
     pub fn is_empty(&self) -> bool {
         self.process.is_empty() && self.remote.is_empty()
@@ -151,6 +178,7 @@ mod with_network {
             },
             deadline: e.call_deadline.unwrap_or(Duration::from_secs(30)),
             wait: n.wait(),
+            stop: e.interrupt.clone(),
         })?;
         // Children connect where this one listens (a wildcard address is
         // reached on the loopback).

@@ -136,7 +136,11 @@ pub fn run(
             isolation: &request.isolation,
             out: None,
         };
-        Some(crate::hosts::open(e, kind, child, notice).map_err(config)?)
+        let opened = crate::hosts::open(e, kind, child, notice);
+        if let Some(stop) = e.interrupted("model") {
+            return Err(stop);
+        }
+        Some(opened.map_err(config)?)
     };
     let mut models: Vec<(String, Box<dyn Model>)> = Vec::with_capacity(ff.models.len());
     for d in &ff.models {
@@ -146,7 +150,11 @@ pub fn run(
         };
         match m {
             Ok(m) => models.push((d.name.clone(), m)),
-            Err(e) => return Err(config(format!("model `{}`: {e}", d.name))),
+            Err(err) => {
+                return Err(e
+                    .interrupted("model")
+                    .unwrap_or_else(|| config(format!("model `{}`: {err}", d.name))));
+            }
         }
     }
     let r = lockstep_delivery::run(

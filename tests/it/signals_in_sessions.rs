@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::consts::SIGINT;
 
 use crate::common::{LOCKSTEP, Log, TempDir, examples, sys};
 
@@ -128,11 +128,55 @@ fn sigint_twice_to_the_group_stops_a_cosimulation_with_everything_written() {
     cosim_interrupted("cosim-sigint", &[], SIGINT);
 }
 
+#[cfg(feature = "distributed")]
 #[test]
 fn sigterm_stops_a_cosimulation_whose_participant_is_a_process() {
     // The participant's server is in a group of its own: the signal to
     // this group reaches only the run, which ends its server.
-    cosim_interrupted("cosim-sigterm-process", &["--process", "bravo"], SIGTERM);
+    cosim_interrupted(
+        "cosim-sigterm-process",
+        &["--process", "bravo"],
+        signal_hook::consts::SIGTERM,
+    );
+}
+
+/// A signal while a participant served elsewhere is awaited ends the wait
+/// at once (the run waited out its 60 s network wait before seeing it).
+#[cfg(feature = "distributed")]
+#[test]
+fn a_signal_while_a_participant_is_awaited_ends_the_wait() {
+    let dir = TempDir::new("cosim-sigint-wait");
+    let system = long_system(&dir);
+    let out = dir.join("out");
+    let started = Instant::now();
+    let ready = || started.elapsed() > Duration::from_millis(800);
+    let (code, stderr) = interrupt_group(
+        &[
+            "cosim",
+            system.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--isolation",
+            "in-process",
+            "--remote",
+            "bravo",
+        ],
+        &ready,
+        SIGINT,
+    );
+    assert_eq!(code, 128 + SIGINT, "{stderr}");
+    assert!(
+        stderr.ends_with(
+            "lockstep cosim: interrupted by SIGINT (interrupted) while its participants were \
+             started or awaited, before the first step\n"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[test]
