@@ -163,11 +163,6 @@ impl Instance {
         Ok(())
     }
 
-    /// Sets one parameter or input.
-    pub fn set(&mut self, vr: u32, kind: Kind, value: Value) -> Result<(), Failure> {
-        self.set_all(kind, vec![(vr, value)])
-    }
-
     /// Refuses a value the variable `vr` cannot take now: an output, a
     /// fixed parameter after initialization, a number outside its range,
     /// a log path naming one of the FMU's files.

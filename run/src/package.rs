@@ -174,45 +174,6 @@ fn reentrant(autopilot: &Path) -> Result<bool, String> {
     Ok(report.capabilities.unwrap_or(0) & lockstep_abi::ffi::LOCKSTEP_AP_CAP_REENTRANT != 0)
 }
 
-/// The functions of FMI 2.0 for co-simulation a master calls (the
-/// standard's common and co-simulation functions).
-const FMI2_FUNCTIONS: [&str; 34] = [
-    "fmi2GetTypesPlatform",
-    "fmi2GetVersion",
-    "fmi2SetDebugLogging",
-    "fmi2Instantiate",
-    "fmi2FreeInstance",
-    "fmi2SetupExperiment",
-    "fmi2EnterInitializationMode",
-    "fmi2ExitInitializationMode",
-    "fmi2Terminate",
-    "fmi2Reset",
-    "fmi2GetReal",
-    "fmi2GetInteger",
-    "fmi2GetBoolean",
-    "fmi2GetString",
-    "fmi2SetReal",
-    "fmi2SetInteger",
-    "fmi2SetBoolean",
-    "fmi2SetString",
-    "fmi2GetFMUstate",
-    "fmi2SetFMUstate",
-    "fmi2FreeFMUstate",
-    "fmi2SerializedFMUstateSize",
-    "fmi2SerializeFMUstate",
-    "fmi2DeSerializeFMUstate",
-    "fmi2GetDirectionalDerivative",
-    "fmi2SetRealInputDerivatives",
-    "fmi2GetRealOutputDerivatives",
-    "fmi2DoStep",
-    "fmi2CancelStep",
-    "fmi2GetStatus",
-    "fmi2GetRealStatus",
-    "fmi2GetIntegerStatus",
-    "fmi2GetBooleanStatus",
-    "fmi2GetStringStatus",
-];
-
 /// Refuses as the FMU's binary a file that is not a shared library
 /// exporting FMI 2.0's functions (read, never loaded: no code of it runs).
 fn check_exports(lib: &Path, bytes: &[u8]) -> Result<(), String> {
@@ -234,7 +195,7 @@ fn check_exports(lib: &Path, bytes: &[u8]) -> Result<(), String> {
         .exports()
         .map_err(|e| format!("the FMU library {}: its symbols: {e}", lib.display()))?;
     let names: std::collections::HashSet<&[u8]> = exports.iter().map(|e| e.name()).collect();
-    let missing: Vec<&str> = FMI2_FUNCTIONS
+    let missing: Vec<&str> = lockstep_fmu::FMI2_FUNCTIONS
         .iter()
         .copied()
         .filter(|f| !names.contains(f.as_bytes()))

@@ -2,7 +2,7 @@
 //! and the geometry used to check what the motors really produce.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use lockstep_abi::ffi::*;
 use lockstep_abi::{Autopilot, AutopilotLibrary, config_zeroed};
@@ -643,4 +643,34 @@ pub fn signal_its_child(cmd: &mut std::process::Command, prefix: &str, signal: i
         took: sent.elapsed(),
         stderr: lines.map_while(Result::ok).collect(),
     }
+}
+
+/// `dir/system.toml`: a co-simulation of `duration_s` whose participants
+/// are the example's vehicle (examples/cosim/vehicle.toml), each named
+/// and given the extra lines with it; its path.
+pub fn vehicles_system(dir: &Path, duration_s: f64, vehicles: &[(&str, &str)]) -> PathBuf {
+    let scenario = examples().join("cosim/vehicle.toml");
+    let mut text =
+        format!("schema_version = 1\n[cosim]\nstep_us = 4000\nduration_s = {duration_s:?}\n");
+    for (name, extra) in vehicles {
+        text += &format!(
+            "[[participants]]\nname = \"{name}\"\nkind = \"vehicle\"\nscenario = \"{}\"\n{extra}",
+            scenario.display()
+        );
+    }
+    let path = dir.join("system.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `lockstep cosim SYSTEM --out OUT --isolation in-process`.
+pub fn cosim_in_process(system: &Path, out: &Path) -> Ran {
+    lockstep(&[
+        Path::new("cosim"),
+        system,
+        Path::new("--out"),
+        out,
+        Path::new("--isolation"),
+        Path::new("in-process"),
+    ])
 }

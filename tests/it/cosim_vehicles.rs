@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{BUNDLED, TempDir, examples, lockstep};
+use crate::common::{BUNDLED, TempDir, cosim_in_process, examples, lockstep, vehicles_system};
 use lockstep_abi::Isolation;
 use lockstep_cosim::Cosim;
 use lockstep_cosim::assemble::{AssembleOptions, assemble};
@@ -399,25 +399,9 @@ fn a_vehicle_refuses_a_period_that_is_not_whole_autopilot_periods() {
 #[test]
 fn a_vehicle_whose_log_would_be_the_record_is_refused() {
     let dir = TempDir::new("cosim-log-record");
-    let system = dir.join("system.toml");
-    std::fs::write(
-        &system,
-        format!(
-            "schema_version = 1\n[cosim]\nstep_us = 4000\nduration_s = 3.0\n\
-             [[participants]]\nname = \"cosim\"\nkind = \"vehicle\"\nscenario = \"{}\"\n",
-            examples().join("cosim/vehicle.toml").display()
-        ),
-    )
-    .unwrap();
+    let system = vehicles_system(dir.path(), 3.0, &[("cosim", "")]);
     let out = dir.join("out");
-    let r = lockstep(&[
-        "cosim",
-        system.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--isolation",
-        "in-process",
-    ]);
+    let r = cosim_in_process(&system, &out);
     assert_eq!(r.code(), 2, "{r}");
     assert_eq!(
         r.stderr,

@@ -21,8 +21,9 @@ fn example(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// The example fleet with `edits` (text replacements) as a file in `dir`.
-fn fleet(dir: &TempDir, edits: &[(&str, &str)]) -> FleetFile {
+/// The example fleet with `edits` (text replacements, each made once) as
+/// `dir/fleet.toml`, its vehicle's scenario beside it; the file's path.
+pub(crate) fn fleet_file(dir: &TempDir, edits: &[(&str, &str)]) -> PathBuf {
     let mut text = std::fs::read_to_string(example("delivery.toml")).unwrap();
     for (from, to) in edits {
         assert!(text.contains(from), "{from}");
@@ -31,7 +32,12 @@ fn fleet(dir: &TempDir, edits: &[(&str, &str)]) -> FleetFile {
     std::fs::copy(example("vehicle.toml"), dir.join("vehicle.toml")).unwrap();
     let path = dir.join("fleet.toml");
     std::fs::write(&path, &text).unwrap();
-    FleetFile::load(&path).unwrap()
+    path
+}
+
+/// [`fleet_file`], loaded.
+fn fleet(dir: &TempDir, edits: &[(&str, &str)]) -> FleetFile {
+    FleetFile::load(fleet_file(dir, edits)).unwrap()
 }
 
 fn options() -> RunOptions {

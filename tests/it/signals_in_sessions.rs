@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use signal_hook::consts::SIGINT;
 
-use crate::common::{LOCKSTEP, Log, TempDir, examples, sys};
+use crate::common::{LOCKSTEP, Log, TempDir, sys, vehicles_system};
 
 /// Runs `lockstep ARGS` in a process group of its own, waits until `ready`
 /// holds (polled), then sends `signal` to the group twice, 5 ms apart;
@@ -49,20 +49,14 @@ fn summary(out: &Path) -> Value {
 
 /// A two-vehicle system of the example's vehicle, 600 s long.
 fn long_system(dir: &TempDir) -> std::path::PathBuf {
-    let system = dir.join("system.toml");
-    let vehicle = examples().join("cosim/vehicle.toml");
-    std::fs::write(
-        &system,
-        format!(
-            "schema_version = 1\n[cosim]\nstep_us = 4000\nduration_s = 600.0\n\
-             [[participants]]\nname = \"alpha\"\nkind = \"vehicle\"\nscenario = \"{v}\"\n\
-             [[participants]]\nname = \"bravo\"\nkind = \"vehicle\"\nscenario = \"{v}\"\n\
-             set = {{ \"vehicle.start_east_m\" = 20.0 }}\n",
-            v = vehicle.display()
-        ),
+    vehicles_system(
+        dir.path(),
+        600.0,
+        &[
+            ("alpha", ""),
+            ("bravo", "set = { \"vehicle.start_east_m\" = 20.0 }\n"),
+        ],
     )
-    .unwrap();
-    system
 }
 
 fn cosim_interrupted(name: &str, extra: &[&str], signal: i32) {
@@ -182,13 +176,8 @@ fn a_signal_while_a_participant_is_awaited_ends_the_wait() {
 #[test]
 fn sigint_twice_to_the_group_stops_an_orchestration_with_its_summary() {
     let dir = TempDir::new("orchestrate-sigint");
-    let src = examples().join("orchestrate");
-    std::fs::copy(src.join("vehicle.toml"), dir.join("vehicle.toml")).unwrap();
-    let fleet = std::fs::read_to_string(src.join("delivery.toml"))
-        .unwrap()
-        .replace("duration_s = 900.0", "duration_s = 90000.0");
-    let file = dir.join("delivery.toml");
-    std::fs::write(&file, fleet).unwrap();
+    let file =
+        crate::orchestrate::fleet_file(&dir, &[("duration_s = 900.0", "duration_s = 90000.0")]);
     let out = dir.join("out");
     let started = Instant::now();
     let ready = || started.elapsed() > Duration::from_millis(1500);

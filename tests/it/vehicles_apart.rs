@@ -3,7 +3,7 @@
 //! system and an orchestrated fleet (both flew on to exit 0 without a
 //! word). Each is refused before anything runs, naming the pair.
 
-use crate::common::{TempDir, examples, lockstep};
+use crate::common::{TempDir, cosim_in_process, lockstep, vehicles_system};
 
 const OVERLAP: &str = " start 0.000 m apart, closer than their radii together";
 
@@ -32,27 +32,9 @@ fn a_fleet_scenario_whose_vehicles_start_together_is_refused() {
 #[test]
 fn a_system_whose_vehicles_start_together_is_refused() {
     let dir = TempDir::new("apart-cosim");
-    let system = dir.join("system.toml");
-    let v = examples().join("cosim/vehicle.toml");
-    std::fs::write(
-        &system,
-        format!(
-            "schema_version = 1\n[cosim]\nstep_us = 4000\nduration_s = 2.0\n\
-             [[participants]]\nname = \"alpha\"\nkind = \"vehicle\"\nscenario = \"{v}\"\n\
-             [[participants]]\nname = \"bravo\"\nkind = \"vehicle\"\nscenario = \"{v}\"\n",
-            v = v.display()
-        ),
-    )
-    .unwrap();
+    let system = vehicles_system(dir.path(), 2.0, &[("alpha", ""), ("bravo", "")]);
     let out = dir.join("out");
-    let r = lockstep(&[
-        "cosim",
-        system.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--isolation",
-        "in-process",
-    ]);
+    let r = cosim_in_process(&system, &out);
     assert_eq!(r.code(), 2, "{r}");
     assert!(
         r.stderr.starts_with(&format!(
@@ -67,13 +49,7 @@ fn a_system_whose_vehicles_start_together_is_refused() {
 #[test]
 fn an_orchestrated_fleet_whose_pads_coincide_is_refused() {
     let dir = TempDir::new("apart-orchestrate");
-    let src = examples().join("orchestrate");
-    std::fs::copy(src.join("vehicle.toml"), dir.join("vehicle.toml")).unwrap();
-    let fleet = std::fs::read_to_string(src.join("delivery.toml"))
-        .unwrap()
-        .replace("pad_east_m = 6.0", "pad_east_m = 0.0");
-    let file = dir.join("delivery.toml");
-    std::fs::write(&file, fleet).unwrap();
+    let file = crate::orchestrate::fleet_file(&dir, &[("pad_east_m = 6.0", "pad_east_m = 0.0")]);
     let r = lockstep(&[
         "orchestrate",
         file.to_str().unwrap(),

@@ -43,42 +43,7 @@ fn the_fmu_flies_the_rust_apis_flight_bit_for_bit() {
     let truth: Vec<u32> = TRUTH.iter().map(|n| vr[&format!("truth_{n}")]).collect();
     let fmu = Fmu::load(&unpacked);
     // Every one of FMI 2.0's 34 co-simulation functions is exported.
-    for name in [
-        "fmi2GetTypesPlatform",
-        "fmi2GetVersion",
-        "fmi2SetDebugLogging",
-        "fmi2Instantiate",
-        "fmi2FreeInstance",
-        "fmi2SetupExperiment",
-        "fmi2EnterInitializationMode",
-        "fmi2ExitInitializationMode",
-        "fmi2Terminate",
-        "fmi2Reset",
-        "fmi2GetReal",
-        "fmi2GetInteger",
-        "fmi2GetBoolean",
-        "fmi2GetString",
-        "fmi2SetReal",
-        "fmi2SetInteger",
-        "fmi2SetBoolean",
-        "fmi2SetString",
-        "fmi2GetFMUstate",
-        "fmi2SetFMUstate",
-        "fmi2FreeFMUstate",
-        "fmi2SerializedFMUstateSize",
-        "fmi2SerializeFMUstate",
-        "fmi2DeSerializeFMUstate",
-        "fmi2GetDirectionalDerivative",
-        "fmi2SetRealInputDerivatives",
-        "fmi2GetRealOutputDerivatives",
-        "fmi2DoStep",
-        "fmi2CancelStep",
-        "fmi2GetStatus",
-        "fmi2GetRealStatus",
-        "fmi2GetIntegerStatus",
-        "fmi2GetBooleanStatus",
-        "fmi2GetStringStatus",
-    ] {
+    for name in lockstep_fmu::FMI2_FUNCTIONS {
         // SAFETY: only looked up, not called.
         let found = unsafe { fmu.lib.get::<*const c_void>(name.as_bytes()) }.is_ok();
         assert!(found, "{name}");
