@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use lockstep_harness::inputs::scenario::Override;
 
-use lockstep_run::assets;
+use lockstep_run::choice::{Choice, Param, Spelling};
 
 /// A scenario and the overrides applied to it before validation.
 #[derive(Debug, Clone, clap::Args)]
@@ -70,107 +70,34 @@ impl ScenarioArgs {
     /// the bundled one) and the overrides, in the order they apply. An
     /// error is the message to print after `lockstep VERB: `.
     pub fn resolve(&self) -> Result<(PathBuf, PathBuf, Vec<Override>), String> {
-        let mut overrides = Vec::new();
-        if let Some(v) = self.seed {
-            overrides.push(Override::new(
-                "simulation.seed",
-                toml::Value::Integer(v),
-                format!("--seed {v}"),
-            ));
-        }
-        if let Some(v) = self.duration {
-            overrides.push(Override::new(
-                "simulation.duration_s",
-                toml::Value::Float(v),
-                format!("--duration {v}"),
-            ));
-        }
-        if let Some(v) = &self.spec {
-            // A built-in name as it is; a file relative to the working
-            // directory (the scenario's own paths are relative to the scenario).
-            let builtin = lockstep_plant::spec::BUILTIN_SPECS
-                .iter()
-                .any(|(n, _)| n == v);
-            let value = if builtin {
-                v.clone()
-            } else {
-                match std::path::absolute(v) {
-                    // Whatever exists is the loader's to judge (a device, a directory).
-                    Ok(p) if p.exists() => p.display().to_string(),
-                    Ok(p) => {
-                        let names: Vec<&str> = lockstep_plant::spec::BUILTIN_SPECS
-                            .iter()
-                            .map(|(n, _)| *n)
-                            .filter(|n| *n != "multirotor-base")
-                            .collect();
-                        let near = names
-                            .iter()
-                            .find(|n| strsim::levenshtein(n, v) <= 2)
-                            .map(|n| format!("; did you mean `{n}`?"))
-                            .unwrap_or_default();
-                        return Err(format!(
-                            "--spec {v}: not a built-in aircraft ({}; `lockstep specs` lists them) \
-                             and no file {}{near}",
-                            names.join(", "),
-                            p.display()
-                        ));
-                    }
-                    Err(e) => return Err(format!("--spec {v}: {e}")),
-                }
-            };
-            overrides.push(Override::new(
-                "vehicle.spec",
-                toml::Value::String(value),
-                format!("--spec {v}"),
-            ));
-        }
-        if let Some(v) = &self.mission {
-            let p = match std::path::absolute(v) {
-                Ok(p) => p,
-                Err(e) => return Err(format!("--mission {}: {e}", v.display())),
-            };
-            overrides.push(Override::new(
-                "vehicle.mission",
-                toml::Value::String(p.display().to_string()),
-                format!("--mission {}", v.display()),
-            ));
-        }
+        let mut params = Vec::new();
         for p in &self.param {
-            let Some((name, _)) = p.split_once('=') else {
+            let Some((name, value)) = p.split_once('=') else {
                 return Err(format!("--param {p}: expected NAME=VALUE"));
             };
-            if name.trim().is_empty() || name.contains('.') {
-                return Err(format!(
-                    "--param {p}: `{}` is not a parameter name",
-                    name.trim()
-                ));
-            }
-            match Override::parse("--param", &format!("autopilot.params.{p}")) {
-                Ok(mut o) => {
-                    o.given_as = format!("--param {p}");
-                    overrides.push(o);
-                }
-                Err(e) => return Err(e),
-            }
+            // The value is read as `--set` reads one.
+            let value = Override::parse("--param", &format!("value={value}"))?.value;
+            params.push(Param {
+                name: name.to_string(),
+                value,
+                given_as: format!("--param {p}"),
+            });
         }
-        for s in &self.set {
-            match Override::parse("--set", s) {
-                Ok(o) => overrides.push(o),
-                Err(e) => return Err(e),
-            }
+        let sets = self
+            .set
+            .iter()
+            .map(|s| Override::parse("--set", s))
+            .collect::<Result<Vec<_>, String>>()?;
+        Choice {
+            scenario: self.scenario.clone(),
+            autopilot: self.autopilot.clone(),
+            seed: self.seed,
+            duration_s: self.duration,
+            spec: self.spec.clone(),
+            mission: self.mission.clone(),
+            params,
+            sets,
         }
-        let scenario = match self
-            .scenario
-            .clone()
-            .map_or_else(assets::default_scenario, Ok)
-        {
-            Ok(p) => p,
-            Err(e) => return Err(e.to_string()),
-        };
-        let autopilot = match self.autopilot.clone().map_or_else(assets::autopilot, Ok) {
-            Ok(p) => p,
-            Err(e) => return Err(e.to_string()),
-        };
-        Ok((scenario, autopilot, overrides))
+        .resolve(Spelling::Cli)
     }
 }

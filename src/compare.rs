@@ -77,6 +77,7 @@ pub fn command(a: CompareArgs) -> ExitCode {
         repeats: a.repeats,
         horizon_us: (a.horizon_s > 0.0).then(|| (a.horizon_s * 1e6).round() as u64),
         out: a.out,
+        isolation: lockstep_abi::Isolation::default(),
     };
     let shown = request.scenario.display().to_string();
     let outcome = study::compare(&request, |event| match event {

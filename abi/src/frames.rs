@@ -37,6 +37,7 @@ pub fn mode_name(mode: u32) -> &'static str {
         ffi::LOCKSTEP_MODE_RTL => "rtl",
         ffi::LOCKSTEP_MODE_LAND => "land",
         ffi::LOCKSTEP_MODE_LANDED => "landed",
+        ffi::LOCKSTEP_MODE_OFFBOARD => "offboard",
         _ => "unknown",
     }
 }
@@ -102,7 +103,7 @@ fn all_valid(out: &ffi::lockstep_actuator_frame) -> bool {
         & (out.armed <= 1)
         & (out.mission_finished <= 1)
         & (out.mode != ffi::LOCKSTEP_MODE_NONE)
-        & (out.mode <= ffi::LOCKSTEP_MODE_LANDED)
+        & (out.mode <= ffi::LOCKSTEP_MODE_OFFBOARD)
         & (out.mission_current >= -1)
         & finite(&s.position_ned_m)
         & finite(&s.velocity_ned_mps)
@@ -230,7 +231,7 @@ pub fn validate_outputs(
             "not 0 or 1",
         ));
     }
-    if out.mode == ffi::LOCKSTEP_MODE_NONE || out.mode > ffi::LOCKSTEP_MODE_LANDED {
+    if out.mode == ffi::LOCKSTEP_MODE_NONE || out.mode > ffi::LOCKSTEP_MODE_OFFBOARD {
         return Err(invalid(
             time_us,
             "mode".into(),
@@ -382,7 +383,7 @@ mod tests {
                 assert!(e.contains(&format!("output {name} = ")), "{e}");
             }
         }
-        for (mode, ok) in [(0, false), (1, true), (8, true), (9, false)] {
+        for (mode, ok) in [(0, false), (1, true), (8, true), (9, true), (10, false)] {
             let mut f = ok_frame();
             f.mode = mode;
             assert_eq!(

@@ -250,6 +250,10 @@ pub fn expected() -> Vec<StructLayout> {
             arm_request,
             mode_request,
             mission_start,
+            setpoint_mask,
+            setpoint,
+            setpoint_yaw_rad,
+            setpoint_thrust,
             reserved0
         }),
         layout!(lockstep_sensor_frame {

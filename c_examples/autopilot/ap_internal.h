@@ -75,6 +75,11 @@ typedef struct ap_target {
   float yaw;
   int vz_override; /* 1: track vz below instead of pos[2] */
   float vz;
+  int vxy_override; /* 1: track vxy below instead of pos[0..1] (OFFBOARD velocity) */
+  float vxy[2];
+  int rates_override; /* 1: fly rates and thrust_frac below (OFFBOARD rates) */
+  float rates[3];     /* rad/s, FRD */
+  float thrust_frac;  /* of the rotors' total at full command */
   float xy_speed_max; /* m/s, on top of MPC_XY_VEL_MAX */
   float z_up_max;     /* m/s, on top of MPC_Z_VEL_MAX_UP */
   float z_dn_max;     /* m/s, on top of MPC_Z_VEL_MAX_DN */

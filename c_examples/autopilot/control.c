@@ -40,8 +40,13 @@ static void position_velocity(ap_t *ap, float dt, float thrust_vec[3]) {
   const ap_target *t = &ap->tgt;
   float g = ap->cfg.gravity_mps2, mass = ap->cfg.mass_kg;
   float vsp[3];
-  vsp[0] = p->xy_p * (t->pos[0] - ap->pos[0]);
-  vsp[1] = p->xy_p * (t->pos[1] - ap->pos[1]);
+  if (t->vxy_override) {
+    vsp[0] = t->vxy[0];
+    vsp[1] = t->vxy[1];
+  } else {
+    vsp[0] = p->xy_p * (t->pos[0] - ap->pos[0]);
+    vsp[1] = p->xy_p * (t->pos[1] - ap->pos[1]);
+  }
   float vxy = sqrtf(vsp[0] * vsp[0] + vsp[1] * vsp[1]);
   float vmax = fminf(p->xy_vel_max, t->xy_speed_max);
   if (vxy > vmax) {
@@ -114,7 +119,8 @@ static void position_velocity(ap_t *ap, float dt, float thrust_vec[3]) {
   }
   for (int i = 0; i < 3; i++) {
     thrust_vec[i] = f[i];
-    ap->sp.position_ned_m[i] = t->vz_override && i == 2 ? ap->pos[2] : t->pos[i];
+    int tracks_velocity = i == 2 ? t->vz_override : t->vxy_override;
+    ap->sp.position_ned_m[i] = tracks_velocity ? ap->pos[i] : t->pos[i];
     ap->sp.velocity_ned_mps[i] = vsp[i];
     ap->sp.accel_ned_mps2[i] = acc[i];
   }
@@ -163,20 +169,38 @@ void ap_control_run(ap_t *ap, float dt, uint64_t now_us, float torque[3], float 
    * attitude error holds the tilt alone. */
   if (ap->yaw_lost) ap->tgt.yaw = ap_quat_yaw(ap->q);
   refresh_trig(ap);
-  float f[3];
-  position_velocity(ap, dt, f);
-  float q_sp[4];
-  attitude_setpoint(f, ap->trig.cos_yaw, ap->trig.sin_yaw, q_sp);
-
-  /* Attitude: q_err = q^-1 (x) q_sp, rate setpoint 2*sign(w)*K*vec(q_err). */
-  float qc[4] = {ap->q[0], -ap->q[1], -ap->q[2], -ap->q[3]}, qe[4];
-  ap_quat_mul(qc, q_sp, qe);
-  float sgn = qe[0] >= 0.0f ? 1.0f : -1.0f;
+  float f[3] = {0.0f, 0.0f, 0.0f};
+  float q_sp[4] = {ap->q[0], ap->q[1], ap->q[2], ap->q[3]};
   float rmax[3] = {p->rate_max_rp_deg, p->rate_max_rp_deg, p->rate_max_y_deg};
   float rsp[3];
-  for (int i = 0; i < 3; i++) {
-    float lim = rmax[i] * (float)AP_PI / 180.0f;
-    rsp[i] = ap_clampf(2.0f * sgn * p->att_p[i] * qe[i + 1], -lim, lim);
+  if (ap->tgt.rates_override) {
+    /* OFFBOARD rates: the rate loop flies the commanded rates; the thrust
+     * vector is the commanded collective along the current body -z. */
+    for (int i = 0; i < 3; i++) {
+      float lim = rmax[i] * (float)AP_PI / 180.0f;
+      rsp[i] = ap_clampf(ap->tgt.rates[i], -lim, lim);
+    }
+    float total_max = 0.0f;
+    for (uint32_t i = 0; i < ap->mixer.n; i++) total_max += ap->mixer.tmax[i] * ap->mixer.B[3][i];
+    float bz_body[3] = {0.0f, 0.0f, 1.0f}, bz_ned[3];
+    ap_quat_rotate(ap->q, bz_body, bz_ned);
+    for (int i = 0; i < 3; i++) {
+      f[i] = -ap->tgt.thrust_frac * total_max * bz_ned[i];
+      ap->sp.position_ned_m[i] = ap->pos[i];
+      ap->sp.velocity_ned_mps[i] = ap->vel[i];
+      ap->sp.accel_ned_mps2[i] = 0.0f;
+    }
+  } else {
+    position_velocity(ap, dt, f);
+    attitude_setpoint(f, ap->trig.cos_yaw, ap->trig.sin_yaw, q_sp);
+    /* Attitude: q_err = q^-1 (x) q_sp, rate setpoint 2*sign(w)*K*vec(q_err). */
+    float qc[4] = {ap->q[0], -ap->q[1], -ap->q[2], -ap->q[3]}, qe[4];
+    ap_quat_mul(qc, q_sp, qe);
+    float sgn = qe[0] >= 0.0f ? 1.0f : -1.0f;
+    for (int i = 0; i < 3; i++) {
+      float lim = rmax[i] * (float)AP_PI / 180.0f;
+      rsp[i] = ap_clampf(2.0f * sgn * p->att_p[i] * qe[i + 1], -lim, lim);
+    }
   }
 
   /* Rates: angular acceleration command, times inertia, plus w x Jw, on the
@@ -210,7 +234,7 @@ void ap_control_run(ap_t *ap, float dt, uint64_t now_us, float torque[3], float 
   float bz_body[3] = {0.0f, 0.0f, 1.0f}, bz_ned[3];
   ap_quat_rotate(ap->q, bz_body, bz_ned);
   float proj = -ap_dot3(f, bz_ned);
-  *thrust = fmaxf(proj, p->thr_min_frac * ap->cfg.mass_kg * ap->cfg.gravity_mps2);
+  *thrust = ap->tgt.rates_override ? proj : fmaxf(proj, p->thr_min_frac * ap->cfg.mass_kg * ap->cfg.gravity_mps2);
 
   ap->sp.yaw_rad = ap->tgt.yaw;
   memcpy(ap->sp.attitude_q, q_sp, sizeof(q_sp));

@@ -1,7 +1,8 @@
 /* The mode machine and mission logic:
  *   DISARMED -arm-> IDLE -takeoff/mission start-> TAKEOFF -> MISSION
  *   -> LAND -> LANDED -(COM_DISARM_LAND s)-> DISARMED;
- *   HOLD, RTL and LAND on command from any flying mode; battery failsafe. */
+ *   HOLD, RTL and LAND on command from any flying mode; OFFBOARD on a
+ *   setpoint from IDLE or any flying mode; battery failsafe. */
 #include <math.h>
 #include <string.h>
 
@@ -12,7 +13,7 @@
 
 int ap_mode_flying(uint32_t mode) {
   return mode == LOCKSTEP_MODE_TAKEOFF || mode == LOCKSTEP_MODE_MISSION || mode == LOCKSTEP_MODE_HOLD ||
-         mode == LOCKSTEP_MODE_RTL || mode == LOCKSTEP_MODE_LAND;
+         mode == LOCKSTEP_MODE_RTL || mode == LOCKSTEP_MODE_LAND || mode == LOCKSTEP_MODE_OFFBOARD;
 }
 
 static int on_ground(const ap_t *ap) {
@@ -32,6 +33,9 @@ static void target_here(ap_t *ap) {
   ap->tgt.yaw = ap_quat_yaw(ap->q);
   ap->tgt.vz_override = 0;
   ap->tgt.vz = 0.0f;
+  ap->tgt.vxy_override = 0;
+  ap->tgt.vxy[0] = ap->tgt.vxy[1] = 0.0f;
+  ap->tgt.rates_override = 0;
   ap->tgt.xy_speed_max = AP_FAR;
   ap->tgt.z_up_max = AP_FAR;
   ap->tgt.z_dn_max = AP_FAR;
@@ -237,6 +241,58 @@ static void arm(ap_t *ap) {
   ap->mode = LOCKSTEP_MODE_IDLE;
 }
 
+/* A setpoint command: OFFBOARD flies it (from IDLE, a takeoff under the
+ * setpoint's control, or from any flying mode). */
+static void offboard(ap_t *ap, const lockstep_commands *cmd) {
+  uint32_t m = cmd->setpoint_mask;
+  int pos = (m & LOCKSTEP_SETPOINT_POSITION) != 0, vel = (m & LOCKSTEP_SETPOINT_VELOCITY) != 0;
+  int rates = (m & LOCKSTEP_SETPOINT_RATES) != 0, yaw = (m & LOCKSTEP_SETPOINT_YAW) != 0;
+  uint32_t known = LOCKSTEP_SETPOINT_POSITION | LOCKSTEP_SETPOINT_VELOCITY | LOCKSTEP_SETPOINT_YAW | LOCKSTEP_SETPOINT_RATES;
+  if ((m & ~known) != 0 || pos + vel + rates != 1 || (rates && yaw)) {
+    ap_set_error(ap, "setpoint refused: mask 0x%x is not one of a position, a velocity (each with or without yaw) "
+                 "or rates", (unsigned)m);
+    return;
+  }
+  const float *v = cmd->setpoint;
+  if (!isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]) || (yaw && !isfinite(cmd->setpoint_yaw_rad)) ||
+      (rates && !(cmd->setpoint_thrust >= 0.0f && cmd->setpoint_thrust <= 1.0f))) {
+    ap_set_error(ap, "setpoint refused: not finite, or a thrust outside 0..1");
+    return;
+  }
+  if (ap->mode != LOCKSTEP_MODE_OFFBOARD) {
+    if (!(ap_mode_flying(ap->mode) || ap->mode == LOCKSTEP_MODE_IDLE)) {
+      ap_set_error(ap, "setpoint refused in mode %u", (unsigned)ap->mode);
+      return;
+    }
+    float yaw = ap->tgt.yaw;
+    target_here(ap);
+    ap->tgt.yaw = yaw;
+    if (ap->mode == LOCKSTEP_MODE_IDLE) ap_control_reset(ap);
+    ap->takeoff_then_mission = 0;
+    ap->mode = LOCKSTEP_MODE_OFFBOARD;
+  }
+  ap_target *t = &ap->tgt;
+  t->rates_override = 0;
+  if (rates) {
+    memcpy(t->pos, ap->pos, sizeof(t->pos));
+    t->rates_override = 1;
+    memcpy(t->rates, v, sizeof(t->rates));
+    t->thrust_frac = cmd->setpoint_thrust;
+  } else if (pos) {
+    memcpy(t->pos, v, sizeof(t->pos));
+    t->vxy_override = 0;
+    t->vz_override = 0;
+  } else {
+    memcpy(t->pos, ap->pos, sizeof(t->pos));
+    t->vxy_override = 1;
+    t->vxy[0] = v[0];
+    t->vxy[1] = v[1];
+    t->vz_override = 1;
+    t->vz = v[2];
+  }
+  if (yaw) t->yaw = cmd->setpoint_yaw_rad;
+}
+
 void ap_modes_commands(ap_t *ap, const lockstep_commands *cmd, uint64_t now) {
   (void)now;
   if (cmd->arm_request == LOCKSTEP_ARM_ARM && ap->mode == LOCKSTEP_MODE_DISARMED) arm(ap);
@@ -273,6 +329,7 @@ void ap_modes_commands(ap_t *ap, const lockstep_commands *cmd, uint64_t now) {
     else
       begin_mission(ap, 0);
   }
+  if (cmd->setpoint_mask != 0) offboard(ap, cmd);
 }
 
 static void land_detect(ap_t *ap, uint64_t now) {

@@ -6,10 +6,10 @@
 
 use std::ffi::c_char;
 
-use ::lockstep_plant::integrate::{Method, Options};
-use ::lockstep_plant::{AircraftSpec, PlantOutputs};
+use ::lockstep_plant::PlantOutputs;
+use ::lockstep_plant::integrate::Method;
 use lockstep_harness::Micros;
-use lockstep_harness::engine::PlantRunner;
+use lockstep_harness::engine::{AircraftPlantError, PlantRunner};
 
 use crate::boundary::*;
 use crate::registry::{Entry, Registry};
@@ -94,16 +94,12 @@ pub unsafe extern "C" fn lockstep_plant_new(
                 ))
             })?
         };
-        let config = |e: String| Failure::new(lockstep_status::LOCKSTEP_ERR_CONFIG, e);
-        let spec = AircraftSpec::resolve(name).map_err(|e| config(e.to_string()))?;
-        let plant = spec.build_named(name).map_err(|e| config(e.to_string()))?;
-        let x = plant.resting_state(0.0, 0.0, 0.0);
-        let opts = Options {
-            max_step_ticks: if max_step_us == 0 { 1000 } else { max_step_us },
-            ..Options::default()
-        };
-        let runner = PlantRunner::new(plant, x, method, opts)
-            .map_err(|e| argument(format!("integrator options: {e}")))?;
+        let runner = PlantRunner::of_aircraft(name, method, max_step_us).map_err(|e| match e {
+            AircraftPlantError::Spec(_) => {
+                Failure::new(lockstep_status::LOCKSTEP_ERR_CONFIG, e.to_string())
+            }
+            AircraftPlantError::Options(_) => argument(e.to_string()),
+        })?;
         let h = PLANTS.insert(runner)?;
         // SAFETY: non-NULL and writable (the caller's promise).
         unsafe { *out = std::ptr::without_provenance_mut(h) };

@@ -5,15 +5,12 @@
 
 use std::ffi::c_char;
 
-use lockstep_harness::Micros;
-use std::time::{Duration, Instant};
-
 use lockstep_harness::engine::{Engine, EngineError};
 use lockstep_harness::inputs::mission::Mission;
 use lockstep_harness::io::log_meta::sidecar_path;
 use lockstep_harness::io::paths::{check_outputs, scenario_inputs};
-use lockstep_harness::outcome::Summary;
-use lockstep_run::flight::{FlightReport, ReportContext, report};
+use lockstep_run::flight::{FlightReport, ReportContext};
+use lockstep_run::session::{Session, SessionError};
 
 use crate::boundary::*;
 use crate::options::{Setup, scenario_file, scenario_text, setup};
@@ -27,18 +24,8 @@ pub struct lockstep_sim {
     _private: [u8; 0],
 }
 
-pub(crate) struct Sim {
-    engine: Engine,
-    /// The run was ended (log flushed, autopilot destroyed, recording
-    /// closed): by `lockstep_sim_finish`, or by a failed step.
-    finished: bool,
-    /// How the run ended, once it has (for its verdict and report).
-    ending: Option<Result<Summary, EngineError>>,
-    /// What the report says besides what the engine knows.
-    context: ReportContext,
-    /// Wall time spent stepping.
-    stepping: Duration,
-}
+/// The run layer's stepped flight: the C handle's state.
+pub(crate) type Sim = Session;
 
 static SIMS: Registry<Sim> = Registry::new(1, "lockstep_sim");
 
@@ -81,13 +68,7 @@ fn create(
         log: s.log,
         recording: s.record,
     };
-    let h = SIMS.insert(Sim {
-        engine,
-        finished: false,
-        ending: None,
-        context,
-        stepping: Duration::ZERO,
-    })?;
+    let h = SIMS.insert(Session::new(engine, context))?;
     // SAFETY: `out` is non-NULL and, by the caller's promise, writable.
     unsafe { *out = std::ptr::without_provenance_mut(h) };
     Ok(())
@@ -151,48 +132,36 @@ fn with(sim: *const lockstep_sim, f: impl FnOnce(&mut Entry<Sim>) -> Outcome) ->
 /// Steps `f` may take only while the run is usable.
 fn usable(e: &Entry<Sim>) -> Outcome {
     e.usable("simulation")?;
-    if e.value.finished {
-        return Err(Failure::new(
-            lockstep_status::LOCKSTEP_ERR_ENDED,
-            format!(
-                "the run was finished at {}",
-                lockstep_abi::at(e.value.engine.now().0)
-            ),
-        ));
-    }
-    Ok(())
+    e.value.usable().map_err(|err| refusal(e, err))
 }
 
-/// Steps one boundary; a failure ends the run (everything up to it
-/// written) and leaves the handle failed.
-fn step_one(e: &mut Entry<Sim>) -> Result<Option<Micros>, Failure> {
-    match e.value.engine.step() {
-        Ok(t) => Ok(t),
-        Err(err) => {
-            let failure = engine_failure(&err);
-            // Finishing returns the step's error again (the first error is
-            // the run's): the one reported is `failure`.
-            let _ = end(e, Err(err));
-            e.failed = Some(failure.clone());
-            Err(failure)
+/// The status and message of a session's refusal or failure; a failed step
+/// (or end) leaves the handle failed.
+fn refusal(e: &Entry<Sim>, err: SessionError) -> Failure {
+    let code = match &err {
+        SessionError::Step(_) | SessionError::End(_) => {
+            return match e.value.failure() {
+                Some(f) => engine_failure(f),
+                None => Failure::new(lockstep_status::LOCKSTEP_ERR_FAILED, err.to_string()),
+            };
         }
-    }
+        SessionError::Ended(_) => lockstep_status::LOCKSTEP_ERR_ENDED,
+        SessionError::Past(_) => lockstep_status::LOCKSTEP_ERR_TIME,
+        SessionError::NotEnded(_) => lockstep_status::LOCKSTEP_ERR_NOT_ENDED,
+    };
+    Failure::new(code, err.to_string())
 }
 
-/// Ends the run once: the log flushed and its sidecar completed, the
-/// autopilot destroyed, the recording closed with the run's status.
-fn end(e: &mut Entry<Sim>, result: Result<(), EngineError>) -> Outcome {
-    if e.value.finished {
-        return Ok(());
-    }
-    e.value.finished = true;
-    let ending = e.value.engine.finish(result);
-    let outcome = match &ending {
-        Ok(_) => Ok(()),
-        Err(err) => Err(engine_failure(err)),
-    };
-    e.value.ending = Some(ending);
-    outcome
+/// A session call's outcome: a failed step leaves the handle failed.
+fn checked<T>(e: &mut Entry<Sim>, r: Result<T, SessionError>) -> Result<T, Failure> {
+    r.map_err(|err| {
+        let failed = matches!(err, SessionError::Step(_));
+        let f = refusal(e, err);
+        if failed {
+            e.failed = Some(f.clone());
+        }
+        f
+    })
 }
 
 /// Processes up to `n` boundaries of the timeline (each tick of the finest
@@ -216,37 +185,12 @@ pub unsafe extern "C" fn lockstep_sim_step(
     with(sim, |e| {
         let out = non_null_mut(out_done, "out_done")?;
         usable(e)?;
-        let started = Instant::now();
-        let mut done = 0;
-        let stepped = loop {
-            if done == n {
-                break Ok(());
-            }
-            match step_one(e) {
-                Ok(Some(_)) => done += 1,
-                Ok(None) => break Ok(()),
-                Err(f) => break Err(f),
-            }
-        };
-        e.value.stepping += started.elapsed();
-        stepped?;
-        if n > 0 && done == 0 {
-            return Err(ended(e));
-        }
+        let r = e.value.step(n);
+        let done = checked(e, r)?;
         // SAFETY: non-NULL, writable by the caller's promise.
         unsafe { *out = done };
         Ok(())
     })
-}
-
-fn ended(e: &Entry<Sim>) -> Failure {
-    Failure::new(
-        lockstep_status::LOCKSTEP_ERR_ENDED,
-        format!(
-            "the run ended at {}; nothing is left to step",
-            lockstep_abi::at(e.value.engine.end().0)
-        ),
-    )
 }
 
 /// Processes every boundary at or before `time_us` (up to the end of the
@@ -266,30 +210,8 @@ pub unsafe extern "C" fn lockstep_sim_run_until(
 ) -> lockstep_status {
     with(sim, |e| {
         usable(e)?;
-        let now = e.value.engine.now();
-        if time_us < now.0 {
-            return Err(Failure::new(
-                lockstep_status::LOCKSTEP_ERR_TIME,
-                format!(
-                    "run until {}, but the simulation is at {}",
-                    lockstep_abi::at(time_us),
-                    lockstep_abi::at(now.0)
-                ),
-            ));
-        }
-        if time_us > now.0 && e.value.engine.next_time().is_none() {
-            return Err(ended(e));
-        }
-        let started = Instant::now();
-        let mut stepped = Ok(());
-        while e.value.engine.next_time().is_some_and(|t| t.0 <= time_us) {
-            if let Err(f) = step_one(e) {
-                stepped = Err(f);
-                break;
-            }
-        }
-        e.value.stepping += started.elapsed();
-        stepped
+        let r = e.value.run_until(time_us);
+        checked(e, r)
     })
 }
 
@@ -307,7 +229,7 @@ pub unsafe extern "C" fn lockstep_sim_time_us(
     with(sim, |e| {
         let out = non_null_mut(out_time_us, "out_time_us")?;
         // SAFETY: non-NULL, writable by the caller's promise.
-        unsafe { *out = e.value.engine.now().0 };
+        unsafe { *out = e.value.engine().now().0 };
         Ok(())
     })
 }
@@ -326,7 +248,7 @@ pub unsafe extern "C" fn lockstep_sim_end_us(
     with(sim, |e| {
         let out = non_null_mut(out_time_us, "out_time_us")?;
         // SAFETY: non-NULL, writable by the caller's promise.
-        unsafe { *out = e.value.engine.end().0 };
+        unsafe { *out = e.value.engine().end().0 };
         Ok(())
     })
 }
@@ -345,7 +267,7 @@ pub unsafe extern "C" fn lockstep_sim_rotor_count(
     with(sim, |e| {
         let out = non_null_mut(out_count, "out_count")?;
         // SAFETY: non-NULL, writable by the caller's promise.
-        unsafe { *out = e.value.engine.plant().rotors.len() as u32 };
+        unsafe { *out = e.value.engine().plant().rotors.len() as u32 };
         Ok(())
     })
 }
@@ -363,7 +285,7 @@ pub unsafe extern "C" fn lockstep_sim_truth(
     out: *mut lockstep_truth,
 ) -> lockstep_status {
     with(sim, |e| {
-        let eng = &e.value.engine;
+        let eng = e.value.engine();
         let t = crate::plant::truth(eng.now(), eng.state(), &eng.plant_outputs());
         // SAFETY: the caller's promise on `out`.
         unsafe { output(out, "out", t) }
@@ -382,7 +304,7 @@ pub unsafe extern "C" fn lockstep_sim_estimate(
     out: *mut lockstep_estimate,
 ) -> lockstep_status {
     with(sim, |e| {
-        let v = estimate(e.value.engine.sensor_frame());
+        let v = estimate(e.value.engine().sensor_frame());
         // SAFETY: the caller's promise on `out`.
         unsafe { output(out, "out", v) }
     })
@@ -437,7 +359,7 @@ pub unsafe extern "C" fn lockstep_sim_actuators(
     out: *mut lockstep_actuators,
 ) -> lockstep_status {
     with(sim, |e| {
-        let eng = &e.value.engine;
+        let eng = e.value.engine();
         let v = actuators(
             eng.actuators(),
             eng.plant().rotors.len(),
@@ -461,7 +383,7 @@ pub unsafe extern "C" fn lockstep_sim_battery(
     out: *mut lockstep_battery_state,
 ) -> lockstep_status {
     with(sim, |e| {
-        let eng = &e.value.engine;
+        let eng = e.value.engine();
         let v = crate::plant::battery(&eng.plant_outputs(), eng.plant().batteries.len(), index)?;
         // SAFETY: the caller's promise on `out`.
         unsafe { output(out, "out", v) }
@@ -486,7 +408,7 @@ pub unsafe extern "C" fn lockstep_sim_state(
 ) -> lockstep_status {
     // SAFETY: the caller's promises, passed on.
     with(sim, |e| unsafe {
-        crate::plant::copy_state(e.value.engine.state(), buf, len, out_len)
+        crate::plant::copy_state(e.value.engine().state(), buf, len, out_len)
     })
 }
 
@@ -505,7 +427,7 @@ pub unsafe extern "C" fn lockstep_sim_command(
     with(sim, |e| {
         let a = crate::types::command(command)?;
         usable(e)?;
-        e.value.engine.apply_now(a);
+        e.value.engine_mut().apply_now(a);
         Ok(())
     })
 }
@@ -525,10 +447,10 @@ pub unsafe extern "C" fn lockstep_sim_fault(
     with(sim, |e| {
         // SAFETY: the caller's promise on `fault`.
         let f = unsafe { input(fault, "fault") }?;
-        let p = e.value.engine.plant();
+        let p = e.value.engine().plant();
         let a = crate::types::fault(f, p.rotors.len(), p.batteries.len())?;
         usable(e)?;
-        e.value.engine.apply_now(a);
+        e.value.engine_mut().apply_now(a);
         Ok(())
     })
 }
@@ -552,7 +474,7 @@ pub unsafe extern "C" fn lockstep_sim_upload_mission(
             .map_err(|err| Failure::new(lockstep_status::LOCKSTEP_ERR_CONFIG, err.to_string()))?;
         usable(e)?;
         e.value
-            .engine
+            .engine_mut()
             .upload_mission(&m.items)
             .map_err(|err| engine_failure(&EngineError::Abi(err)))
     })
@@ -570,10 +492,11 @@ pub unsafe extern "C" fn lockstep_sim_upload_mission(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn lockstep_sim_finish(sim: *mut lockstep_sim) -> lockstep_status {
     with(sim, |e| {
-        if e.failed.is_some() || e.value.finished {
+        if e.failed.is_some() {
             return Ok(());
         }
-        end(e, Ok(()))
+        let r = e.value.finish();
+        checked(e, r)
     })
 }
 
@@ -600,29 +523,16 @@ pub unsafe extern "C" fn lockstep_sim_free(sim: *mut lockstep_sim) -> lockstep_s
         if g.failed.is_some() {
             return Ok(());
         }
-        end(&mut g, Ok(()))
+        let r = g.value.finish();
+        r.map_err(|err| refusal(&g, err))
     })
 }
 
 /// The report of a run that has ended, as `lockstep fly --json` prints it.
 fn ended_report(e: &Entry<Sim>) -> Result<FlightReport, Failure> {
-    let Some(ending) = &e.value.ending else {
-        return Err(Failure::new(
-            lockstep_status::LOCKSTEP_ERR_NOT_ENDED,
-            format!(
-                "the run is at {} and has not ended: step it to its end ({}) or end it with \
-                 lockstep_sim_finish first",
-                lockstep_abi::at(e.value.engine.now().0),
-                lockstep_abi::at(e.value.engine.end().0)
-            ),
-        ));
-    };
-    Ok(report(
-        &e.value.context,
-        &e.value.engine,
-        ending,
-        e.value.stepping.as_secs_f64(),
-    ))
+    e.value
+        .report("lockstep_sim_finish")
+        .map_err(|err| refusal(e, err))
 }
 
 /// The verdict of a run that has ended (stepped to its end and finished,

@@ -81,7 +81,7 @@
 extern "C" {
 #endif
 
-#define LOCKSTEP_AUTOPILOT_ABI_VERSION 2
+#define LOCKSTEP_AUTOPILOT_ABI_VERSION 3
 
 /* ---- Limits -------------------------------------------------------------- */
 #define LOCKSTEP_MAX_ROTORS 12
@@ -129,6 +129,22 @@ extern "C" {
 #define LOCKSTEP_MODE_RTL 6u      /* climb, return above home, land */
 #define LOCKSTEP_MODE_LAND 7u     /* descend and land where it is */
 #define LOCKSTEP_MODE_LANDED 8u   /* on the ground after landing; auto-disarms */
+#define LOCKSTEP_MODE_OFFBOARD 9u /* flying the setpoint the commands carry */
+
+/* ---- Setpoints (command setpoint_mask) -----------------------------------
+ * An operator's (or a learning agent's) setpoint, as MAVLink's
+ * SET_POSITION_TARGET_LOCAL_NED and SET_ATTITUDE_TARGET give them: a
+ * position (m, NED from the world origin), a velocity (m/s, NED), or body
+ * rates (rad/s, FRD) with a collective thrust, in `setpoint`; a heading
+ * with a position or a velocity. A command with one of the three puts a
+ * flying (or armed, idle) vehicle in LOCKSTEP_MODE_OFFBOARD, which flies
+ * the latest setpoint until the next one, another mode request, or a
+ * failsafe. More than one of the three, none, or a heading with rates, is
+ * refused. */
+#define LOCKSTEP_SETPOINT_POSITION 0x01u
+#define LOCKSTEP_SETPOINT_VELOCITY 0x02u
+#define LOCKSTEP_SETPOINT_YAW 0x04u
+#define LOCKSTEP_SETPOINT_RATES 0x08u
 
 /* ---- Arm requests (command arm_request) ---------------------------------- */
 #define LOCKSTEP_ARM_NONE 0u
@@ -283,6 +299,16 @@ typedef struct lockstep_commands {
   uint32_t mode_request;
   /** 1 to start (or restart) the uploaded mission. */
   uint32_t mission_start;
+  /** LOCKSTEP_SETPOINT_* bits: what the setpoint fields hold (0: no
+   *  setpoint). */
+  uint32_t setpoint_mask;
+  /** POSITION: m, NED; VELOCITY: m/s, NED; RATES: body rates, rad/s, FRD. */
+  float setpoint[3];
+  /** YAW: heading, rad from north. */
+  float setpoint_yaw_rad;
+  /** RATES: collective thrust, a fraction (0 to 1) of the rotors' total
+   *  thrust at full command. */
+  float setpoint_thrust;
   uint32_t reserved0;
 } lockstep_commands;
 
@@ -628,6 +654,10 @@ typedef int32_t (*lockstep_autopilot_restore_fn)(lockstep_autopilot *ap, const u
       LOCKSTEP_LAYOUT_SCALAR(lockstep_commands, arm_request),                                      \
       LOCKSTEP_LAYOUT_SCALAR(lockstep_commands, mode_request),                                     \
       LOCKSTEP_LAYOUT_SCALAR(lockstep_commands, mission_start),                                    \
+      LOCKSTEP_LAYOUT_SCALAR(lockstep_commands, setpoint_mask),                                    \
+      LOCKSTEP_LAYOUT_ARRAY(lockstep_commands, setpoint),                                          \
+      LOCKSTEP_LAYOUT_SCALAR(lockstep_commands, setpoint_yaw_rad),                                 \
+      LOCKSTEP_LAYOUT_SCALAR(lockstep_commands, setpoint_thrust),                                  \
       LOCKSTEP_LAYOUT_SCALAR(lockstep_commands, reserved0),                                        \
   };                                                                                               \
   static const lockstep_layout_field lockstep__sensor_fields[] = {                                 \

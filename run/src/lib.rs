@@ -11,9 +11,11 @@
 //!   [`orchestrate::OrchestrateReport`].
 //! - [`hosts`]: parts of a run served by processes of their own.
 //! - [`net`]: where a run meets its peers on the network.
+//! - [`choice`]: what to fly, as a front end's arguments say it.
 //! - [`batch`]: Monte Carlo batches (draws, the worker pool, the worker
 //!   process's entry point, aggregates), a [`batch::BatchReport`].
 //! - [`study`]: integrators compared on a recorded flight.
+//! - [`session`]: a flight stepped by its front end (C, Python).
 //! - [`replay`]: a recording replayed, compared, written as a log.
 //! - [`package`]: a scenario's vehicle packaged as an FMI 2.0 FMU.
 //! - [`assets`]: what the binary carries (the reference autopilot, the
@@ -25,6 +27,7 @@
 
 pub mod assets;
 pub mod batch;
+pub mod choice;
 pub mod cosim;
 pub mod fleet;
 pub mod flight;
@@ -35,6 +38,7 @@ pub mod outputs;
 pub mod package;
 pub mod plots;
 pub mod replay;
+pub mod session;
 pub mod study;
 
 pub use lockstep_harness::outcome::class::{Classified, ErrorClass, Part};

@@ -56,12 +56,12 @@ fn sensor_frame_of_another_size() {
     assert_eq!(
         layout_mismatches("sensor_size"),
         [
-            mm("lockstep_sensor_frame", "(size)", "280", "288"),
+            mm("lockstep_sensor_frame", "(size)", "304", "312"),
             mm(
                 "lockstep_sensor_frame",
                 "extra_timestamp_us",
                 "absent",
-                "offset 280, u64 x1"
+                "offset 304, u64 x1"
             ),
         ]
     );

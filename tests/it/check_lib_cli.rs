@@ -75,11 +75,11 @@ fn type_change_and_size_change_are_named() {
     let (code, text) = check_lib(Some(&broken("sensor_size")));
     assert_eq!(code, 1);
     assert!(
-        text.contains("    (size): expected 280, found 288\n"),
+        text.contains("    (size): expected 304, found 312\n"),
         "{text}"
     );
     assert!(
-        text.contains("    extra_timestamp_us: expected absent, found offset 280, u64 x1\n"),
+        text.contains("    extra_timestamp_us: expected absent, found offset 304, u64 x1\n"),
         "{text}"
     );
 }

@@ -118,7 +118,7 @@ pub fn with_command(
         arm_request: arm,
         mode_request: mode,
         mission_start,
-        reserved0: 0,
+        ..lockstep_commands::default()
     };
     f
 }

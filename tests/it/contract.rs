@@ -179,13 +179,13 @@ fn writing_into_the_const_sensor_frame() {
     let field =
         offset_of!(lockstep_sensor_frame, estimate) + offset_of!(lockstep_estimate, position_ned_m);
     assert_eq!(field, 168);
-    assert_eq!(std::mem::size_of::<lockstep_sensor_frame>(), 280);
+    assert_eq!(std::mem::size_of::<lockstep_sensor_frame>(), 304);
     // Here the field held 0.0: NaN (0x7fc00000) differs from it first in
     // its third byte (little endian).
     let first = field + if cfg!(target_endian = "little") { 2 } else { 0 };
     let what = format!(
         "step wrote into the sensor frame it was given (const in the header): \
-         estimate.position_ned_m[0] (byte {first} of 280)"
+         estimate.position_ned_m[0] (byte {first} of 304)"
     );
     assert_contract_violation(&in_process_step_error("write_sensors"), &what);
     assert_contract_violation(&isolated_step_error("write_sensors"), &what);
@@ -195,7 +195,7 @@ fn writing_into_the_const_sensor_frame() {
     let l = assert_cli_stops_at_the_fault(
         "write_sensors",
         "autopilot contract violation at t = 5.000000 s: step wrote into the sensor frame it \
-         was given (const in the header): estimate.position_ned_m[0] (byte 168 of 280)",
+         was given (const in the header): estimate.position_ned_m[0] (byte 168 of 304)",
     );
     // The harness's own frame is never the library's to write: every
     // estimate the log holds is finite (the NaN written at 5 s reached no

@@ -343,3 +343,50 @@ fn an_imu_dropout_and_clear_in_a_gust_do_not_kick_the_motors() {
         "after the clear {at_clear}, calm {calm}, without dropout {undisturbed}"
     );
 }
+
+/// The rows a front end keeps in memory (Python's `Flight.log`) are the
+/// log's: their digest, computed without writing them, is the file's, and
+/// a flight without a log file keeps the same rows.
+#[test]
+fn rows_kept_in_memory_have_the_log_files_digest() {
+    use lockstep_run::flight::{FlightOutputs, FlightRequest, prepare};
+    let dir = crate::common::TempDir::new("rows-in-memory");
+    let request = |log: Option<PathBuf>| FlightRequest {
+        scenario: example(),
+        autopilot: PathBuf::from(crate::common::BUNDLED),
+        overrides: vec![
+            lockstep_harness::inputs::scenario::Override::parse(
+                "--set",
+                "simulation.duration_s=20",
+            )
+            .unwrap(),
+        ],
+        outputs: FlightOutputs {
+            log,
+            ..FlightOutputs::default()
+        },
+        isolation: lockstep_abi::Isolation::InProcess,
+    };
+    let p = prepare(request(Some(dir.join("log.csv")))).unwrap();
+    let shape = p.row_shape();
+    let (report, rows) = p.fly_keeping_rows(|_| {});
+    let file = report.digest.clone().expect("a digest of the log file");
+    assert_eq!(rows.len() as u64, report.log.as_ref().unwrap().rows);
+    assert_eq!(
+        lockstep_harness::io::log::digest_of(&shape, &rows).unwrap(),
+        file
+    );
+    let (report, kept) = prepare(request(None)).unwrap().fly_keeping_rows(|_| {});
+    assert!(report.log.is_none() && report.digest.is_none());
+    assert_eq!(
+        lockstep_harness::io::log::digest_of(&shape, &kept).unwrap(),
+        file
+    );
+    // One value changed is another digest.
+    let mut other = kept.clone();
+    other[3].truth[0] = f64::from_bits(other[3].truth[0].to_bits() ^ 1);
+    assert_ne!(
+        lockstep_harness::io::log::digest_of(&shape, &other).unwrap(),
+        file
+    );
+}

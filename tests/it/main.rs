@@ -40,6 +40,7 @@ mod loading;
 mod migration_abi;
 mod missions_abroad;
 mod montecarlo;
+mod offboard;
 mod orchestrate;
 mod orchestrate_processes;
 mod parsers_fuzz;

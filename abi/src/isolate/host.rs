@@ -21,9 +21,17 @@ use crate::{AbiError, MAX_MISSION_ITEMS, ffi};
 
 /// The host executable's program; returns its exit status.
 pub fn host_main() -> i32 {
-    let args: Vec<String> = std::env::args().collect();
-    let parsed = match args.as_slice() {
-        [_, flag, mem, life, spin] if flag == "--serve" => {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    host_serve(&args)
+}
+
+/// The host's program for `args` (`--serve MEMFD LIFELINE SPIN_NS`, as the
+/// harness passes them after [`super::IsolationOptions::host_args`]);
+/// returns its exit status. For a launcher that runs the host from
+/// elsewhere (lockstep's Python extension module).
+pub fn host_serve(args: &[String]) -> i32 {
+    let parsed = match args {
+        [flag, mem, life, spin] if flag == "--serve" => {
             match (mem.parse::<i32>(), life.parse::<i32>(), spin.parse::<u64>()) {
                 (Ok(m), Ok(l), Ok(s)) if m > 2 && l > 2 => Some((m, l, s)),
                 _ => None,

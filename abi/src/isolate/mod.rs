@@ -22,7 +22,7 @@ mod channel;
 mod host;
 mod remote;
 
-pub use host::host_main;
+pub use host::{host_main, host_serve};
 pub(crate) use remote::Remote;
 
 /// The host executable's file name.
@@ -65,6 +65,10 @@ pub struct IsolationOptions {
     pub spin: Duration,
     /// The host executable; `None` looks it up (see [`host_path`]).
     pub host: Option<PathBuf>,
+    /// Arguments the host executable takes before `--serve`: for a launcher
+    /// that runs the host's program ([`host_serve`]) from elsewhere, such as
+    /// a Python interpreter running it from lockstep's extension module.
+    pub host_args: Vec<std::ffi::OsString>,
 }
 
 impl Default for IsolationOptions {
@@ -74,6 +78,7 @@ impl Default for IsolationOptions {
             call_timeout: Duration::from_secs(60),
             spin: Duration::from_micros(50),
             host: None,
+            host_args: Vec::new(),
         }
     }
 }

@@ -66,7 +66,8 @@ impl Remote {
             unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
         let (mem_raw, life_raw) = (memfd.as_raw_fd(), life_r.as_raw_fd());
         let mut cmd = Command::new(host);
-        cmd.arg("--serve")
+        cmd.args(&options.host_args)
+            .arg("--serve")
             .arg(mem_raw.to_string())
             .arg(life_raw.to_string())
             .arg(options.spin.as_nanos().to_string())

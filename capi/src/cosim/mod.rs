@@ -77,7 +77,7 @@ enum State {
     /// Loaded, callbacks being bound.
     Loaded {
         file: Box<SystemFile>,
-        options: AssembleOptions,
+        options: Box<AssembleOptions>,
         bound: BTreeMap<String, Bound>,
     },
     Running(Box<Cosim>),
@@ -134,12 +134,12 @@ pub unsafe extern "C" fn lockstep_cosim_new_from_file(
         let h = COSIMS.insert(CosimHandle {
             state: State::Loaded {
                 file: Box::new(file),
-                options: AssembleOptions {
+                options: Box::new(AssembleOptions {
                     run: RunOptions::new(s.autopilot, s.isolation),
                     mode: None,
                     bundled_fmu: None,
                     taken: Vec::new(),
-                },
+                }),
                 bound: BTreeMap::new(),
             },
             duration,

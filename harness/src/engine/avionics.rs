@@ -9,7 +9,7 @@ use lockstep_abi::{AbiError, Autopilot};
 
 use crate::Micros;
 use crate::environment::sensors::{Baro, Estimator, Gps, History, Imu, Mag, Truth};
-use crate::inputs::scenario::SensorId;
+use crate::inputs::scenario::{SensorId, SetpointKind};
 
 /// What one sensor fault does.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -148,6 +148,29 @@ impl Avionics {
         if start != 0 {
             self.pending.mission_start = start;
         }
+        self.pending_fresh = true;
+    }
+
+    /// Queues a setpoint for the next autopilot step.
+    pub(crate) fn setpoint(
+        &mut self,
+        kind: SetpointKind,
+        vector: [f64; 3],
+        yaw_rad: Option<f64>,
+        thrust: f64,
+    ) {
+        let mut mask = match kind {
+            SetpointKind::Position => LOCKSTEP_SETPOINT_POSITION,
+            SetpointKind::Velocity => LOCKSTEP_SETPOINT_VELOCITY,
+            SetpointKind::Rates => LOCKSTEP_SETPOINT_RATES,
+        };
+        if yaw_rad.is_some() {
+            mask |= LOCKSTEP_SETPOINT_YAW;
+        }
+        self.pending.setpoint_mask = mask;
+        self.pending.setpoint = vector.map(|v| v as f32);
+        self.pending.setpoint_yaw_rad = yaw_rad.unwrap_or(0.0) as f32;
+        self.pending.setpoint_thrust = thrust as f32;
         self.pending_fresh = true;
     }
 

@@ -24,7 +24,7 @@ use crate::inputs::scenario::{Action, EngineKind, Scenario, Trigger};
 use crate::outcome::verdict::{Monitor, plan_items};
 use crate::time::rng::RngStreams;
 use crate::time::timeline::Timeline;
-use lockstep_plant::integrate::Options;
+use lockstep_plant::integrate::{Method, Options};
 
 /// An error about the scenario file's content.
 pub(crate) fn invalid(scenario: &Scenario, reason: String) -> EngineError {
@@ -267,7 +267,35 @@ fn plant_runner(scenario: &Scenario, plant: Multirotor) -> Result<PlantRunner, E
     Ok(PlantRunner::new(plant, x, scenario.integrator, opts)?)
 }
 
+/// Why [`PlantRunner::of_aircraft`] refused.
+#[derive(Debug, thiserror::Error)]
+pub enum AircraftPlantError {
+    /// The aircraft: not built in, no file, or an invalid spec.
+    #[error(transparent)]
+    Spec(#[from] lockstep_plant::SpecError),
+    /// The integrator's options (a step it cannot take).
+    #[error("integrator options: {0}")]
+    Options(#[from] lockstep_plant::integrate::IntegratorError),
+}
+
 impl PlantRunner {
+    /// An aircraft alone, for a host with its own controller: `spec` is a
+    /// built-in name or a spec file; at rest at the origin; integrated by
+    /// `method` in steps of at most `max_step_us` (0: 1000).
+    pub fn of_aircraft(
+        spec: &str,
+        method: Method,
+        max_step_us: u64,
+    ) -> Result<PlantRunner, AircraftPlantError> {
+        let plant = AircraftSpec::resolve(spec)?.build_named(spec)?;
+        let x = plant.resting_state(0.0, 0.0, 0.0);
+        let opts = Options {
+            max_step_ticks: if max_step_us == 0 { 1000 } else { max_step_us },
+            ..Options::default()
+        };
+        Ok(PlantRunner::new(plant, x, method, opts)?)
+    }
+
     /// The plant a scenario flies, as a whole vehicle would: its aircraft at
     /// the world origin, at rest at the start, with the scenario's
     /// integrator (for a host that runs its own controller or autopilot).

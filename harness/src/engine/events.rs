@@ -116,6 +116,7 @@ pub(crate) fn apply(
             | Action::Rtl
             | Action::Land
             | Action::Hold
+            | Action::Setpoint { .. }
             | Action::WindGust { .. }
             | Action::SensorNoiseScale { .. }
     );
@@ -130,6 +131,12 @@ pub(crate) fn apply(
         Action::Rtl => avionics.command(0, LOCKSTEP_MODE_RTL, 0),
         Action::Land => avionics.command(0, LOCKSTEP_MODE_LAND, 0),
         Action::Hold => avionics.command(0, LOCKSTEP_MODE_HOLD, 0),
+        Action::Setpoint {
+            kind,
+            vector,
+            yaw_rad,
+            thrust,
+        } => avionics.setpoint(kind, vector, yaw_rad, thrust),
         Action::WindGust {
             amplitude_ned_mps,
             rise,

@@ -42,6 +42,7 @@ mod plant_runner;
 mod vehicle;
 mod world;
 
+pub use build::AircraftPlantError;
 pub use hosted::{HostBattery, HostTruth, HostedVehicle};
 pub use logging::{finish_log, open_log, shaped_row};
 pub use migration::LogHandle;
@@ -346,6 +347,31 @@ impl Engine {
     /// The vehicle has crashed (or collided) so far in this run.
     pub fn crashed(&self) -> bool {
         !self.vehicle.monitor.crashes().is_empty()
+    }
+
+    /// Motor commands (one per rotor, each in [0, 1]) that replace the
+    /// autopilot's from the next boundary on, until `None` gives the motors
+    /// back: for an agent that flies the motors itself (the autopilot still
+    /// steps, and the log's motor columns hold these). Not part of a
+    /// [`Engine::snapshot`]. Commands outside [0, 1] or not one per rotor
+    /// are refused with the reason.
+    pub fn set_motor_override(&mut self, commands: Option<&[f32]>) -> Result<(), String> {
+        let Some(c) = commands else {
+            self.vehicle.motor_override = None;
+            return Ok(());
+        };
+        let n = self.vehicle.physics.plant.rotors.len();
+        if c.len() != n {
+            return Err(format!("{} motor commands for {n} rotors", c.len()));
+        }
+        if let Some(i) = c.iter().position(|v| !(0.0..=1.0).contains(v)) {
+            return Err(format!("motor command {i} is {}, outside 0..1", c[i]));
+        }
+        let mut m = [0.0; lockstep_abi::ffi::LOCKSTEP_MAX_MOTORS as usize];
+        m[..n].copy_from_slice(c);
+        self.vehicle.motor_override = Some(m);
+        self.vehicle.hold_override();
+        Ok(())
     }
 
     /// Applies a scenario action now, as an event at the current time would

@@ -55,6 +55,9 @@ pub(crate) struct Vehicle {
     pub(crate) on_ground: bool,
     /// The plant's algebraic outputs where they were last computed.
     pub(crate) outputs: PlantOutputs,
+    /// Motor commands that replace the autopilot's (an agent flying the
+    /// motors itself); not part of a snapshot.
+    pub(crate) motor_override: Option<[f32; lockstep_abi::ffi::LOCKSTEP_MAX_MOTORS as usize]>,
 }
 
 impl Vehicle {
@@ -67,6 +70,19 @@ impl Vehicle {
             monitor,
             on_ground: true,
             outputs: PlantOutputs::default(),
+            motor_override: None,
+        }
+    }
+
+    /// Holds the override's commands (if any) on the plant's inputs and in
+    /// the actuator frame the log and the monitor read.
+    pub(crate) fn hold_override(&mut self) {
+        if let Some(m) = self.motor_override {
+            let n = self.physics.plant.rotors.len();
+            self.avionics.act.motors[..n].copy_from_slice(&m[..n]);
+            for (cmd, v) in self.physics.inputs.motor_cmd.iter_mut().zip(&m[..n]) {
+                *cmd = f64::from(*v);
+            }
         }
     }
 
@@ -133,6 +149,9 @@ impl Vehicle {
     /// inputs; feeds the monitor.
     pub(crate) fn stage_autopilot(&mut self, t: Micros, landed: bool) -> Result<(), AbiError> {
         self.avionics.step_autopilot(t, landed)?;
+        if self.motor_override.is_some() {
+            self.hold_override();
+        }
         self.observe(t, landed);
         let act = &self.avionics.act;
         for i in 0..self.physics.plant.rotors.len() {

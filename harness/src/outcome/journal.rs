@@ -2,7 +2,8 @@
 //! autopilot's mode and arming changes, failsafes, and detected crashes.
 
 use lockstep_abi::ffi::{
-    LOCKSTEP_MODE_HOLD, LOCKSTEP_MODE_LAND, LOCKSTEP_MODE_RTL, lockstep_actuator_frame,
+    LOCKSTEP_MODE_HOLD, LOCKSTEP_MODE_LAND, LOCKSTEP_MODE_OFFBOARD, LOCKSTEP_MODE_RTL,
+    lockstep_actuator_frame,
 };
 use lockstep_abi::mode_name;
 
@@ -79,6 +80,7 @@ impl Journal {
             Action::Rtl => self.requested = Some(LOCKSTEP_MODE_RTL),
             Action::Land => self.requested = Some(LOCKSTEP_MODE_LAND),
             Action::Hold => self.requested = Some(LOCKSTEP_MODE_HOLD),
+            Action::Setpoint { .. } => self.requested = Some(LOCKSTEP_MODE_OFFBOARD),
             _ => {}
         }
         self.push(t, EntryKind::Event, action.to_string());

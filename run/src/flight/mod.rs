@@ -17,6 +17,7 @@ use std::time::Instant;
 use lockstep_abi::Isolation;
 use lockstep_harness::engine::{Engine, EngineError};
 use lockstep_harness::inputs::scenario::{Override, Scenario};
+use lockstep_harness::io::log::LogRow;
 use lockstep_harness::io::log_meta::sidecar_path;
 use lockstep_harness::outcome::class::{self, ErrorClass};
 use lockstep_harness::outcome::report::{FinalState, VerdictReport};
@@ -308,7 +309,34 @@ impl Prepared {
 
     /// Flies to the end (or the first error), then writes the exports and
     /// the summary; `observe` sees the simulated time now and then.
-    pub fn fly(mut self, mut observe: impl FnMut(u64)) -> FlightReport {
+    pub fn fly(mut self, observe: impl FnMut(u64)) -> FlightReport {
+        self.fly_here(observe)
+    }
+
+    /// [`Prepared::fly`], keeping the log's rows in memory as well (whether
+    /// or not a log file is written): for a front end that hands them over
+    /// as columns. Their digest ([`lockstep_harness::io::log::digest_of`])
+    /// is the log file's.
+    pub fn fly_keeping_rows(mut self, observe: impl FnMut(u64)) -> (FlightReport, Vec<LogRow>) {
+        self.engine.capture_rows();
+        let report = self.fly_here(observe);
+        (report, self.engine.take_rows())
+    }
+
+    /// The flight to be stepped by its front end instead of flown in one
+    /// call (the plots, ULog and summary, written after a whole flight, are
+    /// not written then).
+    pub fn into_session(self) -> crate::session::Session {
+        let context = self.context();
+        crate::session::Session::new(self.engine, context)
+    }
+
+    /// An empty log row shaped for this vehicle.
+    pub fn row_shape(&self) -> LogRow {
+        self.engine.row_shape()
+    }
+
+    fn fly_here(&mut self, mut observe: impl FnMut(u64)) -> FlightReport {
         let started = Instant::now();
         let result = self.engine.run_observed(|t| observe(t.0));
         let wall = started.elapsed().as_secs_f64();
@@ -327,7 +355,11 @@ impl Prepared {
     }
 
     fn report(&self, result: &Result<Summary, EngineError>, wall: f64) -> FlightReport {
-        let context = ReportContext {
+        report(&self.context(), &self.engine, result, wall)
+    }
+
+    fn context(&self) -> ReportContext {
+        ReportContext {
             scenario: self.request.scenario.display().to_string(),
             description: self.scenario.description.clone(),
             overrides: self.request.overrides.clone(),
@@ -336,8 +368,7 @@ impl Prepared {
             seed: self.scenario.seed,
             log: self.log.clone(),
             recording: self.request.outputs.record.clone(),
-        };
-        report(&context, &self.engine, result, wall)
+        }
     }
 
     /// The ULog export and the plots, from the log as written; a failure is

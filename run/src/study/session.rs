@@ -37,6 +37,8 @@ pub struct StudyRequest {
     pub horizon_us: Option<u64>,
     /// The directory written: flight.rec, integrators.csv, the plots.
     pub out: PathBuf,
+    /// Where the recorded flight's autopilot runs.
+    pub isolation: Isolation,
 }
 
 /// How the study goes, for a front end to say so.
@@ -135,7 +137,7 @@ pub fn compare(
     notice(StudyEvent::Flying {
         recording: &recording,
     });
-    let mut engine = Engine::with_isolation(&s, &r.autopilot, None, &Isolation::default())
+    let mut engine = Engine::with_isolation(&s, &r.autopilot, None, &r.isolation)
         .map_err(|e| config(e.to_string()))?;
     engine
         .record_to(&recording)

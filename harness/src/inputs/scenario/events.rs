@@ -4,11 +4,17 @@ use super::checks::{
     KeyError, MAX_NOISE_SCALE, MAX_SENSOR_BIAS, MAX_WIND_MPS, duration, each_within, within,
 };
 use super::file::EventSection;
-use super::{Action, Condition, Event, SensorId, Trigger};
+use super::{Action, Condition, Event, SensorId, SetpointKind, Trigger};
 use crate::Micros;
 
 /// Largest altitude a condition may name: 100 km.
 const MAX_ALTITUDE_M: f64 = 1e5;
+/// Largest setpoint coordinate: 1000 km from the origin.
+const MAX_SETPOINT_M: f64 = 1e6;
+/// Largest setpoint velocity component.
+const MAX_SETPOINT_MPS: f64 = 100.0;
+/// Largest setpoint body rate, rad/s (about 3 turns a second).
+const MAX_SETPOINT_RADPS: f64 = 20.0;
 
 /// One `[[events]]` entry, every value checked with its key path; times
 /// lie within the run (`end`).
@@ -176,16 +182,98 @@ pub(super) fn event(
             value: within(&key("value"), value()?, 0.0, MAX_NOISE_SCALE)?,
         },
         "sensor_clear" => Action::SensorClear { sensor: sensor()? },
+        "setpoint" => {
+            let (kind, vector) = match (e.position_ned_m, e.velocity_ned_mps, e.rates_frd_radps) {
+                (Some(p), None, None) => (
+                    SetpointKind::Position,
+                    each_within(&key("position_ned_m"), p, -MAX_SETPOINT_M, MAX_SETPOINT_M)?,
+                ),
+                (None, Some(v), None) => (
+                    SetpointKind::Velocity,
+                    each_within(
+                        &key("velocity_ned_mps"),
+                        v,
+                        -MAX_SETPOINT_MPS,
+                        MAX_SETPOINT_MPS,
+                    )?,
+                ),
+                (None, None, Some(r)) => (
+                    SetpointKind::Rates,
+                    each_within(
+                        &key("rates_frd_radps"),
+                        r,
+                        -MAX_SETPOINT_RADPS,
+                        MAX_SETPOINT_RADPS,
+                    )?,
+                ),
+                _ => {
+                    return Err((
+                        key("position_ned_m"),
+                        "action `setpoint` takes exactly one of position_ned_m, \
+                         velocity_ned_mps, rates_frd_radps"
+                            .into(),
+                    ));
+                }
+            };
+            let rates = kind == SetpointKind::Rates;
+            let thrust = match (e.thrust, rates) {
+                (Some(t), true) => within(&key("thrust"), t, 0.0, 1.0)?,
+                (None, true) => {
+                    return Err((key("thrust"), "is required with rates_frd_radps".into()));
+                }
+                (Some(_), false) => {
+                    return Err((key("thrust"), "goes with rates_frd_radps only".into()));
+                }
+                (None, false) => 0.0,
+            };
+            if rates && e.yaw_deg.is_some() {
+                return Err((
+                    key("yaw_deg"),
+                    "goes with position_ned_m or velocity_ned_mps only".into(),
+                ));
+            }
+            let yaw_rad = e
+                .yaw_deg
+                .map(|y| within(&key("yaw_deg"), y, -360.0, 360.0).map(f64::to_radians))
+                .transpose()?;
+            Action::Setpoint {
+                kind,
+                vector,
+                yaw_rad,
+                thrust,
+            }
+        }
         other => {
             return Err((
                 key("action"),
                 format!(
                     "`{other}` is not an action (arm, disarm, mission_start, rtl, land, hold, wind_gust, motor_fail, \
                      motor_restore, thrust_loss, battery_disconnect, battery_reconnect, sensor_dropout, sensor_freeze, \
-                     sensor_bias_step, sensor_noise_scale, sensor_clear)"
+                     sensor_bias_step, sensor_noise_scale, sensor_clear, setpoint)"
                 ),
             ));
         }
     };
     Ok(Event { trigger, action })
+}
+
+/// An action a front end gives now rather than a scenario's timeline
+/// (Python's `Sim.command` and `Sim.fault`): `table` holds `action` and the
+/// keys an `[[events]]` entry gives it, without a trigger. Checked as a
+/// scenario's events are (unknown keys named with the valid ones, values
+/// within their bounds); `what` names the table in errors.
+pub fn action_now(mut table: toml::Table, what: &str) -> Result<Action, String> {
+    for trigger in ["at_s", "at_us", "when"] {
+        if table.contains_key(trigger) {
+            return Err(format!(
+                "{what}: `{trigger}` is a scenario event's trigger; an action given now has none"
+            ));
+        }
+    }
+    table.insert("at_s".into(), toml::Value::Float(0.0));
+    let source = lockstep_config::Source::unlocated(what);
+    let e: EventSection = lockstep_config::strict(&source, table).map_err(|e| e.to_string())?;
+    event(&e, &|k| format!("{what}.{k}"), Micros(u64::MAX))
+        .map(|ev| ev.action)
+        .map_err(|(k, m)| format!("{k} {m}"))
 }

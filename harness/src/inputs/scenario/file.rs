@@ -391,4 +391,23 @@ pub(super) struct EventSection {
     /// wind_gust: the gust.
     #[serde(default)]
     pub gust: Option<GustSection>,
+    /// setpoint: a position to fly to, m, NED from the world origin (or
+    /// velocity_ned_mps).
+    #[serde(default)]
+    pub position_ned_m: Option<[f64; 3]>,
+    /// setpoint: a velocity to fly, m/s, NED (or position_ned_m).
+    #[serde(default)]
+    pub velocity_ned_mps: Option<[f64; 3]>,
+    /// setpoint: body rates to fly, rad/s, FRD, with `thrust` (or
+    /// position_ned_m, velocity_ned_mps).
+    #[serde(default)]
+    pub rates_frd_radps: Option<[f64; 3]>,
+    /// setpoint with rates: the collective thrust, a fraction (0 to 1) of
+    /// the rotors' total at full command.
+    #[serde(default)]
+    pub thrust: Option<f64>,
+    /// setpoint with a position or velocity: the heading to hold, degrees
+    /// from north (default: as it is).
+    #[serde(default)]
+    pub yaw_deg: Option<f64>,
 }

@@ -63,6 +63,7 @@ pub use checks::{
 };
 use checks::{MAX_TICK_US, each_within, positive, within};
 pub use dispersions::{Dispersions, SpecAdjust};
+pub use events::action_now;
 use events::event;
 use file::{File, PeriodSection, WindKind};
 pub use overrides::Override;

@@ -167,7 +167,7 @@ fn event_errors_name_the_event_and_key() {
         ),
         (
             "[[events]]\nat_s = 1.0\naction = \"arm\"\nmotr = 1\n",
-            "test.toml:10:1: unknown key `events.0.motr` (valid in [events.0]: action, at_s, at_us, battery, fraction, gust, motor, sensor, value, when)",
+            "test.toml:10:1: unknown key `events.0.motr` (valid in [events.0]: action, at_s, at_us, battery, fraction, gust, motor, position_ned_m, rates_frd_radps, sensor, thrust, value, velocity_ned_mps, when, yaw_deg)",
         ),
         (
             "[simulation.extra]\n",

@@ -126,6 +126,26 @@ pub enum Action {
     SensorClear {
         sensor: SensorId,
     },
+    /// A setpoint for the autopilot to fly (its OFFBOARD mode).
+    Setpoint {
+        kind: SetpointKind,
+        /// A position (m, NED), a velocity (m/s, NED) or body rates
+        /// (rad/s, FRD), as `kind` says.
+        vector: [f64; 3],
+        /// A heading (position and velocity only).
+        yaw_rad: Option<f64>,
+        /// Rates only: the collective thrust, a fraction of the rotors'
+        /// total at full command.
+        thrust: f64,
+    },
+}
+
+/// What a setpoint's vector is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetpointKind {
+    Position,
+    Velocity,
+    Rates,
 }
 
 /// A condition on the vehicle's state, checked at every boundary: all given
@@ -215,6 +235,26 @@ impl std::fmt::Display for Action {
                 write!(f, "sensor_noise_scale {} x{value}", sensor.name())
             }
             Action::SensorClear { sensor } => write!(f, "sensor_clear {}", sensor.name()),
+            Action::Setpoint {
+                kind,
+                vector,
+                yaw_rad,
+                thrust,
+            } => {
+                let [a, b, c] = vector;
+                match kind {
+                    SetpointKind::Position => write!(f, "setpoint position [{a}, {b}, {c}] m")?,
+                    SetpointKind::Velocity => write!(f, "setpoint velocity [{a}, {b}, {c}] m/s")?,
+                    SetpointKind::Rates => {
+                        write!(f, "setpoint rates [{a}, {b}, {c}] rad/s thrust {thrust}")?
+                    }
+                }
+                match yaw_rad {
+                    // The degrees given, not their trip through radians.
+                    Some(y) => write!(f, " yaw {} deg", (y.to_degrees() * 1e9).round() / 1e9),
+                    None => Ok(()),
+                }
+            }
         }
     }
 }
