@@ -40,7 +40,7 @@ def main() -> None:
     rows = client.gather(futures)
     table = pd.DataFrame(rows).sort_values("run").reset_index(drop=True)
     local = lockstep.montecarlo(a.scenario, runs=a.runs).to_pandas()
-    same = table.equals(local[table.columns])
+    same = table.equals(local) and (table.dtypes == local.dtypes).all()
     print(table[["run", "seed", "status", "passed", "landing_error_m", "digest"]].to_string(index=False))
     print(f"{a.runs} runs on Dask; the same table as the local batch: {same}")
     client.close()

@@ -226,7 +226,8 @@ def montecarlo_run(
 ) -> Dict[str, Any]:
     """Flies run ``run`` of the scenario's Monte Carlo batch in this process
     (the autopilot in-process) and returns its row: ``{column: value}``
-    with the columns of ``runs.csv``. Run *k*'s draws depend on the master
+    with the columns of ``runs.csv`` (numpy scalars of the batch table's
+    types). Run *k*'s draws depend on the master
     seed and *k* only, so the rows of runs flown anywhere (a Dask or Ray
     task each) merge into the table ``montecarlo`` gives."""
     columns = _native._montecarlo_run(
@@ -240,7 +241,8 @@ def montecarlo_run(
         params=params,
         autopilot=autopilot,
     )
-    return {k: v[0].item() if hasattr(v[0], "item") else v[0] for k, v in columns.items()}
+    # numpy scalars: a table of rows has the batch's column types.
+    return {k: v[0] for k, v in columns.items()}
 
 
 def _number(text: str) -> Any:

@@ -153,6 +153,18 @@ def test_montecarlo_rows_equal_the_command_lines(tmp_path, lockstep_cli):
     assert mc.report["stats"] == summary["stats"]
     # The table does not depend on the threads.
     assert lockstep.montecarlo(scenario, runs=4, jobs=1).runs["digest"].tolist() == mc.runs["digest"].tolist()
+    # Runs flown one by one (as Dask or Ray tasks fly them), in any order,
+    # merge into the same table.
+    rows = [lockstep.montecarlo_run(scenario, k) for k in (3, 1, 0, 2)]
+    rows.sort(key=lambda r: r["run"])
+    for c, col in mc.runs.items():
+        merged = np.array([r[c] for r in rows], dtype=col.dtype)
+        if col.dtype != object:
+            assert all(np.asarray(r[c]).dtype == col.dtype for r in rows), c
+        if col.dtype == np.float64:  # NaN where a run measured nothing
+            assert merged.view(np.uint64).tolist() == col.view(np.uint64).tolist(), c
+        else:
+            assert merged.tolist() == col.tolist(), c
     with pytest.raises(lockstep.ConfigurationError) as e:
         lockstep.montecarlo(scenario, runs=0)
     assert str(e.value) == "runs=0: an integer of at least 1"

@@ -6,6 +6,7 @@
 
 mod config;
 mod lane;
+mod pool;
 
 use std::sync::Mutex;
 
@@ -13,12 +14,12 @@ use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArra
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
-use rayon::prelude::*;
 
 use crate::args::RunArgs;
 use crate::errors::run_error;
 use config::{EnvArgs, EnvConfig};
 use lane::{Lane, Outcome};
+use pool::{Command, Pool};
 
 /// The environment arguments every constructor takes, with their defaults.
 macro_rules! env_args {
@@ -208,9 +209,95 @@ impl Env {
 #[derive(Debug)]
 #[pyclass(module = "lockstep._native", name = "_VectorEnv")]
 pub struct VectorEnv {
-    config: EnvConfig,
-    lanes: Mutex<Vec<(Lane, bool)>>,
-    pool: rayon::ThreadPool,
+    pool: Mutex<Pool>,
+    num_envs: usize,
+}
+
+impl VectorEnv {
+    /// Runs `commands` (one per chunk) without the GIL; the results in lane
+    /// order, or the first failing lane's error named by its index.
+    fn run(&self, py: Python<'_>, commands: Vec<Command>) -> PyResult<Vec<(Outcome, bool)>> {
+        let mut pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+        let pool: &mut Pool = &mut pool;
+        py.detach(|| pool.run(commands));
+        let mut results = Vec::with_capacity(self.num_envs);
+        for chunk in pool.each(|io| std::mem::take(&mut io.results)) {
+            results.extend(chunk);
+        }
+        if results.len() != self.num_envs {
+            return Err(crate::errors::configuration(
+                "an environment thread gave no result",
+            ));
+        }
+        lane_errors(results)
+    }
+
+    /// Every lane's observation, in lane order.
+    fn observations<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f32>> {
+        let pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+        let k = pool.config().obs_len();
+        let mut flat = Vec::with_capacity(self.num_envs * k);
+        pool.each(|io| flat.extend_from_slice(&io.obs));
+        PyArray1::from_vec(py, flat)
+            .reshape([self.num_envs, k])
+            .expect("the observations fill the array")
+    }
+
+    /// `f` of every lane, in lane order.
+    fn per_lane<T>(&self, f: impl Fn(&Lane) -> T) -> Vec<T> {
+        let pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out = Vec::with_capacity(self.num_envs);
+        pool.each(|io| out.extend(io.lanes.iter().map(|(l, _)| f(l))));
+        out
+    }
+
+    /// The lanes' values split per chunk.
+    fn split<T: Clone>(&self, all: &[T]) -> Vec<Vec<T>> {
+        let pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+        let mut rest = all;
+        pool.sizes()
+            .into_iter()
+            .map(|n| {
+                let (head, tail) = rest.split_at(n);
+                rest = tail;
+                head.to_vec()
+            })
+            .collect()
+    }
+
+    /// Gymnasium's vector info: arrays with a `_key` mask each.
+    fn infos<'py>(
+        &self,
+        py: Python<'py>,
+        reset: Option<Vec<bool>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        let all = vec![true; self.num_envs];
+        let put = |name: &str, v: Bound<'py, PyAny>| -> PyResult<()> {
+            d.set_item(name, v)?;
+            d.set_item(format!("_{name}"), PyArray1::from_slice(py, &all))
+        };
+        put(
+            "time_us",
+            PyArray1::from_vec(py, self.per_lane(Lane::elapsed_us)).into_any(),
+        )?;
+        put(
+            "distance_m",
+            PyArray1::from_vec(py, self.per_lane(Lane::distance_m)).into_any(),
+        )?;
+        put(
+            "waypoint",
+            PyArray1::from_vec(py, self.per_lane(|l| l.waypoint() as i64)).into_any(),
+        )?;
+        put(
+            "seed",
+            PyArray1::from_vec(py, self.per_lane(Lane::seed)).into_any(),
+        )?;
+        if let Some(r) = reset {
+            put("reset", PyArray1::from_vec(py, r).into_any())?;
+        }
+        Ok(d)
+    }
 }
 
 #[pymethods]
@@ -270,23 +357,20 @@ impl VectorEnv {
             max_rate_radps,
             isolation
         );
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads.min(num_envs))
-            .thread_name(|i| format!("lockstep-env-{i}"))
-            .build()
-            .map_err(|e| PyValueError::new_err(format!("cannot start the threads: {e}")))?;
         let lanes = (0..num_envs)
-            .map(|i| (Lane::new(base.wrapping_add(i as u64)), false))
+            .map(|i| Lane::new(base.wrapping_add(i as u64)))
             .collect();
+        let pool = Pool::new(config, lanes, threads)
+            .map_err(|e| PyValueError::new_err(format!("cannot start the threads: {e}")))?;
         Ok(VectorEnv {
-            config,
-            lanes: Mutex::new(lanes),
-            pool,
+            pool: Mutex::new(pool),
+            num_envs,
         })
     }
 
     fn describe<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        describe(py, &self.config)
+        let pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+        describe(py, pool.config())
     }
 
     /// Starts every lane's episode: with `seed`, lane i under `seed + i`
@@ -297,9 +381,7 @@ impl VectorEnv {
         py: Python<'py>,
         seed: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let mut guard = self.lanes.lock().unwrap_or_else(|p| p.into_inner());
-        let lanes: &mut Vec<(Lane, bool)> = &mut guard;
-        let n = lanes.len();
+        let n = self.num_envs;
         let seeds: Vec<Option<u64>> = match seed.as_ref().filter(|s| !s.is_none()) {
             None => vec![None; n],
             Some(s) if s.is_instance_of::<pyo3::types::PyInt>() => {
@@ -322,22 +404,10 @@ impl VectorEnv {
                     .collect::<PyResult<_>>()?
             }
         };
-        let c = &self.config;
-        let results: Vec<Result<(), lockstep_run::RunError>> = py.detach(|| {
-            self.pool.install(|| {
-                lanes
-                    .par_iter_mut()
-                    .zip(seeds)
-                    .map(|((lane, ended), s)| {
-                        *ended = false;
-                        lane.reset(c, s)
-                    })
-                    .collect()
-            })
-        });
-        lane_errors(results)?;
-        let obs = observations(py, c, lanes);
-        PyTuple::new(py, [obs.into_any(), infos(py, lanes, None)?.into_any()])
+        let commands = self.split(&seeds).into_iter().map(Command::Reset).collect();
+        self.run(py, commands)?;
+        let obs = self.observations(py);
+        PyTuple::new(py, [obs.into_any(), self.infos(py, None)?.into_any()])
     }
 
     /// One control period for every lane (a lane whose episode ended at
@@ -349,45 +419,43 @@ impl VectorEnv {
         py: Python<'py>,
         actions: PyReadonlyArray2<'py, f32>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let mut guard = self.lanes.lock().unwrap_or_else(|p| p.into_inner());
-        let lanes: &mut Vec<(Lane, bool)> = &mut guard;
-        let n = lanes.len();
-        let c = &self.config;
+        let n = self.num_envs;
         let a = actions.as_array();
-        let shape = a.shape();
-        if shape != [n, c.low.len()] {
+        let (k, ended) = {
+            let pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+            let mut ended = Vec::with_capacity(n);
+            pool.each(|io| ended.extend(io.lanes.iter().map(|(_, e)| *e)));
+            (pool.config().low.len(), ended)
+        };
+        if a.shape() != [n, k] {
             return Err(PyValueError::new_err(format!(
-                "actions have shape {shape:?}; the action space's is [{n}, {}]",
-                c.low.len()
+                "actions have shape {:?}; the action space's is [{n}, {k}]",
+                a.shape()
             )));
         }
-        let rows: Vec<Vec<f32>> = a.outer_iter().map(|r| r.to_vec()).collect();
-        for (i, (r, (_, ended))) in rows.iter().zip(lanes.iter()).enumerate() {
-            if !ended {
-                c.check_action(r)
-                    .map_err(|e| PyValueError::new_err(format!("environment {i}: {e}")))?;
+        let flat: Vec<f32> = a.iter().copied().collect();
+        {
+            let pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+            for (i, (row, ended)) in flat.chunks(k).zip(&ended).enumerate() {
+                if !ended {
+                    pool.config()
+                        .check_action(row)
+                        .map_err(|e| PyValueError::new_err(format!("environment {i}: {e}")))?;
+                }
             }
         }
-        let results: Vec<Result<(Outcome, bool), lockstep_run::RunError>> = py.detach(|| {
-            self.pool.install(|| {
-                lanes
-                    .par_iter_mut()
-                    .zip(rows.par_iter())
-                    .map(|((lane, ended), a)| {
-                        if *ended {
-                            *ended = false;
-                            lane.reset(c, None)?;
-                            return Ok((Outcome::default(), true));
-                        }
-                        let o = lane.step(c, a)?;
-                        *ended = o.terminated || o.truncated;
-                        Ok((o, false))
-                    })
-                    .collect()
+        let sizes = self.pool.lock().unwrap_or_else(|p| p.into_inner()).sizes();
+        let mut rest = flat.as_slice();
+        let commands = sizes
+            .into_iter()
+            .map(|m| {
+                let (head, tail) = rest.split_at(m * k);
+                rest = tail;
+                Command::Step(head.to_vec())
             })
-        });
-        let outcomes = lane_errors(results)?;
-        let obs = observations(py, c, lanes);
+            .collect();
+        let outcomes = self.run(py, commands)?;
+        let obs = self.observations(py);
         let rewards: Vec<f64> = outcomes.iter().map(|(o, _)| o.reward).collect();
         let term: Vec<bool> = outcomes.iter().map(|(o, _)| o.terminated).collect();
         let trunc: Vec<bool> = outcomes.iter().map(|(o, _)| o.truncated).collect();
@@ -399,7 +467,7 @@ impl VectorEnv {
                 PyArray1::from_vec(py, rewards).into_any(),
                 PyArray1::from_vec(py, term).into_any(),
                 PyArray1::from_vec(py, trunc).into_any(),
-                infos(py, lanes, Some(reset))?.into_any(),
+                self.infos(py, Some(reset))?.into_any(),
             ],
         )
     }
@@ -418,53 +486,4 @@ fn lane_errors<T>(results: Vec<Result<T, lockstep_run::RunError>>) -> PyResult<V
         }
     }
     Ok(out)
-}
-
-fn observations<'py>(
-    py: Python<'py>,
-    c: &EnvConfig,
-    lanes: &[(Lane, bool)],
-) -> Bound<'py, PyArray2<f32>> {
-    let k = c.obs_len();
-    let mut flat = vec![0.0f32; lanes.len() * k];
-    for ((lane, _), out) in lanes.iter().zip(flat.chunks_mut(k)) {
-        lane.observe(c, out);
-    }
-    PyArray1::from_vec(py, flat)
-        .reshape([lanes.len(), k])
-        .expect("the observations fill the array")
-}
-
-/// Gymnasium's vector info: arrays with a `_key` mask each.
-fn infos<'py>(
-    py: Python<'py>,
-    lanes: &[(Lane, bool)],
-    reset: Option<Vec<bool>>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    let all = vec![true; lanes.len()];
-    let put = |name: &str, v: Bound<'py, PyAny>| -> PyResult<()> {
-        d.set_item(name, v)?;
-        d.set_item(format!("_{name}"), PyArray1::from_slice(py, &all))
-    };
-    put(
-        "time_us",
-        PyArray1::from_vec(py, lanes.iter().map(|(l, _)| l.elapsed_us()).collect()).into_any(),
-    )?;
-    put(
-        "distance_m",
-        PyArray1::from_vec(py, lanes.iter().map(|(l, _)| l.distance_m()).collect()).into_any(),
-    )?;
-    put(
-        "waypoint",
-        PyArray1::from_vec(py, lanes.iter().map(|(l, _)| l.waypoint() as i64).collect()).into_any(),
-    )?;
-    put(
-        "seed",
-        PyArray1::from_vec(py, lanes.iter().map(|(l, _)| l.seed()).collect()).into_any(),
-    )?;
-    if let Some(r) = reset {
-        put("reset", PyArray1::from_vec(py, r).into_any())?;
-    }
-    Ok(d)
 }
