@@ -76,6 +76,7 @@ pub fn command(a: MonteCarloArgs) -> ExitCode {
         run_timeout: std::time::Duration::from_secs_f64(a.run_timeout),
         out: a.out,
         worker_program: std::env::current_exe().ok(),
+        worker_args: Vec::new(),
     };
     let (runs, jobs, workers, quiet) = (request.runs, request.jobs, request.workers, a.quiet);
     let shown = request.scenario.display().to_string();

@@ -55,6 +55,8 @@ def _montecarlo(
     *,
     runs: Optional[int] = None,
     jobs: Optional[int] = None,
+    workers: Optional[str] = None,
+    run_timeout: Optional[float] = None,
     seed: Optional[int] = None,
     duration: Optional[float] = None,
     spec: Optional[PathLike] = None,
@@ -94,7 +96,7 @@ def _compare_integrators(
     isolation: Optional[str] = None,
     out: Optional[PathLike] = None,
 ) -> str: ...
-def _autopilot_host(args: List[str]) -> int: ...
+def _child(args: List[str]) -> int: ...
 
 class Sim:
     """A whole vehicle stepped from Python (see ``help(lockstep.Sim)``)."""

@@ -28,7 +28,9 @@ Options (keywords of ``make``, ``make_vec`` and the classes):
   ``bounds_m`` (terminated farther than this from the goal), ``scenario``,
   ``spec``, ``set``, ``params``, ``autopilot`` (as ``lockstep.fly``: wind,
   dispersions, sensor models and faults come from the scenario),
-  ``isolation`` (``"process"``, default, or ``"in-process"``).
+  ``isolation`` (``"process"``, default, or ``"in-process"``). The scenario's
+  ``[montecarlo]`` dispersions, if any, are drawn anew for each episode's
+  seed (domain randomization: ``set={"montecarlo": {"mass_sigma": 0.1}}``).
 
 Reward: Hover, minus the distance to the target plus a tenth of the speed,
 times the control period; Waypoints, the progress toward the current waypoint

@@ -180,6 +180,8 @@ def montecarlo(
     *,
     runs: int = 100,
     jobs: Optional[int] = None,
+    workers: str = "processes",
+    run_timeout: float = 600.0,
     seed: Optional[int] = None,
     duration: Optional[float] = None,
     spec: Optional[PathLike] = None,
@@ -190,16 +192,22 @@ def montecarlo(
     out: Optional[PathLike] = None,
 ) -> MonteCarlo:
     """Flies a batch of the scenario's ``[montecarlo]`` dispersions, as
-    ``lockstep montecarlo --workers threads`` does (the autopilot in-process
-    on ``jobs`` threads, default: the cores; it must be re-entrant). Run *k*
-    draws from the stream named for *k* under the master seed, so the table
-    does not depend on ``jobs``. ``out`` keeps ``runs.csv``,
+    ``lockstep montecarlo`` does, ``jobs`` runs at a time (default: the
+    cores). ``workers="processes"`` (the default) flies each run in a child
+    process (this interpreter running lockstep): a crash or hang (beyond
+    ``run_timeout`` s) of the library is that run's failed row;
+    ``"threads"`` flies them in this process, faster, for a re-entrant
+    library only (a crash ends the interpreter). Run *k* draws from the
+    stream named for *k* under the master seed, so the table depends on
+    neither ``jobs`` nor ``workers``. ``out`` keeps ``runs.csv``,
     ``summary.json`` and the histograms (default: a temporary directory,
     removed)."""
     report_json, columns = _native._montecarlo(
         scenario,
         runs=runs,
         jobs=jobs,
+        workers=workers,
+        run_timeout=run_timeout,
         seed=seed,
         duration=duration,
         spec=spec,

@@ -9,13 +9,29 @@ use lockstep_abi::IsolationOptions;
 use pyo3::prelude::*;
 
 /// The program `python -I -S -c` runs: argv[1] is this module's file, the
-/// rest the host's arguments.
+/// rest the child's arguments.
 const LAUNCHER: &str = "import sys\n\
 from importlib.util import spec_from_file_location, module_from_spec\n\
 s = spec_from_file_location('lockstep._native', sys.argv[1])\n\
 m = module_from_spec(s)\n\
 s.loader.exec_module(m)\n\
-sys.exit(m._autopilot_host(sys.argv[2:]))\n";
+sys.exit(m._child(sys.argv[2:]))\n";
+
+/// A child process that is this interpreter running this module's
+/// [`_child`]: the program and the arguments before the child's own.
+pub fn launcher(py: Python<'_>) -> PyResult<(std::path::PathBuf, Vec<OsString>)> {
+    let sys = py.import("sys")?;
+    let exe: std::path::PathBuf = sys.getattr("executable")?.extract()?;
+    let module: String = py
+        .import("lockstep._native")?
+        .getattr("__file__")?
+        .extract()?;
+    let args = ["-I", "-S", "-c", LAUNCHER, &module]
+        .into_iter()
+        .map(OsString::from)
+        .collect();
+    Ok((exe, args))
+}
 
 /// Isolation options whose host is this interpreter running this module,
 /// unless `LOCKSTEP_AUTOPILOT_HOST` names a host executable.
@@ -24,22 +40,23 @@ pub fn options(py: Python<'_>) -> PyResult<IsolationOptions> {
     if std::env::var_os(lockstep_abi::isolate::HOST_ENV).is_some() {
         return Ok(o);
     }
-    let sys = py.import("sys")?;
-    let exe: std::path::PathBuf = sys.getattr("executable")?.extract()?;
-    let module: String = py
-        .import("lockstep._native")?
-        .getattr("__file__")?
-        .extract()?;
+    let (exe, args) = launcher(py)?;
     o.host = Some(exe);
-    o.host_args = ["-I", "-S", "-c", LAUNCHER, &module]
-        .into_iter()
-        .map(OsString::from)
-        .collect();
+    o.host_args = args;
     Ok(o)
 }
 
-/// The host's program (the harness starts it; never called by hand).
+/// A child process's program (the harness starts it; never called by
+/// hand): the isolated autopilot's host (`--serve ...`) or a Monte Carlo
+/// batch's worker (`montecarlo-run ...`).
 #[pyfunction]
-pub fn _autopilot_host(args: Vec<String>) -> i32 {
-    lockstep_abi::isolate::host_serve(&args)
+pub fn _child(args: Vec<String>) -> i32 {
+    match args.split_first() {
+        Some((first, _)) if first == "--serve" => lockstep_abi::isolate::host_serve(&args),
+        Some((first, rest)) if first == "montecarlo-run" => lockstep_run::batch::worker::main(rest),
+        _ => {
+            eprintln!("lockstep: a child process of the harness, started by it only");
+            2
+        }
+    }
 }

@@ -38,7 +38,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(runs::specs, m)?)?;
     m.add_function(wrap_pyfunction!(runs::spec_toml, m)?)?;
     m.add_function(wrap_pyfunction!(mode_names, m)?)?;
-    m.add_function(wrap_pyfunction!(host::_autopilot_host, m)?)?;
+    m.add_function(wrap_pyfunction!(host::_child, m)?)?;
     m.add_class::<sim::Sim>()?;
     m.add_class::<plant::Plant>()?;
     m.add_class::<env::Env>()?;

@@ -186,13 +186,15 @@ pub fn spec_toml(name: &str, resolved: bool) -> PyResult<String> {
 /// `(summary_json, columns)`; its files in `out` (a temporary directory
 /// when None, removed after).
 #[pyfunction]
-#[pyo3(signature = (scenario=None, *, runs=None, jobs=None, seed=None, duration=None, spec=None, mission=None, set=None, params=None, autopilot=None, out=None))]
+#[pyo3(signature = (scenario=None, *, runs=None, jobs=None, workers=None, run_timeout=None, seed=None, duration=None, spec=None, mission=None, set=None, params=None, autopilot=None, out=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn _montecarlo<'py>(
     py: Python<'py>,
     scenario: Option<Bound<'py, PyAny>>,
     runs: Option<Bound<'py, PyAny>>,
     jobs: Option<Bound<'py, PyAny>>,
+    workers: Option<Bound<'py, PyAny>>,
+    run_timeout: Option<Bound<'py, PyAny>>,
     seed: Option<Bound<'py, PyAny>>,
     duration: Option<Bound<'py, PyAny>>,
     spec: Option<Bound<'py, PyAny>>,
@@ -221,6 +223,34 @@ pub fn _montecarlo<'py>(
         Some(j) => count("jobs", j, 1)? as usize,
         None => lockstep_harness::engine::cores(),
     };
+    let workers = match none_is_none(&workers) {
+        None => Workers::Processes,
+        Some(w) => match w.extract::<String>().as_deref() {
+            Ok("processes") => Workers::Processes,
+            Ok("threads") => Workers::Threads,
+            _ => {
+                return Err(configuration(format!(
+                    "workers={}: \"processes\" (each run in a child process: a crash of the \
+                     library is that run's failed row) or \"threads\" (in this process: a \
+                     re-entrant library only, and a crash ends the interpreter)",
+                    w.repr().map(|r| r.to_string()).unwrap_or_default()
+                )));
+            }
+        },
+    };
+    let run_timeout = match none_is_none(&run_timeout) {
+        None => std::time::Duration::from_secs(600),
+        Some(t) => {
+            let s = crate::args::seconds("run_timeout", t)?;
+            if !(s.is_finite() && s > 0.0) {
+                return Err(configuration(format!(
+                    "run_timeout={s}: a positive number of seconds"
+                )));
+            }
+            std::time::Duration::from_secs_f64(s)
+        }
+    };
+    let (program, worker_args) = crate::host::launcher(py)?;
     let (out, _temp) = match none_is_none(&out) {
         Some(v) => (path("out", v)?, None),
         None => {
@@ -235,10 +265,11 @@ pub fn _montecarlo<'py>(
         overrides,
         runs,
         jobs: jobs.min(runs.max(1) as usize),
-        workers: Workers::Threads,
-        run_timeout: std::time::Duration::from_secs(600),
+        workers,
+        run_timeout,
         out,
-        worker_program: None,
+        worker_program: Some(program),
+        worker_args,
     };
     let (batch, caught) = interruptible(py, |flag, progress| {
         let prepared = lockstep_run::batch::prepare(request)?;

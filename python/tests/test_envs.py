@@ -95,6 +95,35 @@ def test_agents_fly_the_tasks():
     assert term and info["waypoint"] == 3 and total > 30
 
 
+def test_the_scenarios_dispersions_and_faults_reach_each_episode():
+    # Every episode loses a motor at a time drawn for it (the scenario's
+    # [montecarlo] dispersions, drawn per episode seed): the quad falls.
+    lose = {"montecarlo": {"motor_failure_probability": 1.0, "motor_failure_window_s": [4.0, 5.0]}}
+    env = LockstepEnv("hover", set=lose, episode_s=14.0, observation="truth", isolation="in-process")
+
+    def episode(seed):
+        o, info = env.reset(seed=seed)
+        total, steps = 0.0, 0
+        while True:
+            o, r, term, trunc, info = env.step(np.clip(-0.8 * o[:3], -5, 5).astype(np.float32))
+            total, steps = total + r, steps + 1
+            if term or trunc:
+                return term, steps, total
+
+    a, b, c = episode(1), episode(1), episode(2)
+    assert a == b and a != c
+    assert a[0] and c[0]  # terminated: crashed
+    assert a[2] < -10.0  # the crash penalty
+    # Without the dispersions the same agent holds the point to the end.
+    calm = LockstepEnv("hover", episode_s=14.0, observation="truth", isolation="in-process")
+    o, _ = calm.reset(seed=1)
+    while True:
+        o, r, term, trunc, info = calm.step(np.clip(-0.8 * o[:3], -5, 5).astype(np.float32))
+        if term or trunc:
+            break
+    assert trunc and not term
+
+
 def test_motors_at_zero_leave_it_on_the_ground_and_full_lifts_it():
     env = LockstepEnv("hover", action="motors", observation="truth", isolation="in-process")
     o, _ = env.reset(seed=0)

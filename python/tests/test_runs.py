@@ -141,7 +141,7 @@ def test_montecarlo_rows_equal_the_command_lines(tmp_path, lockstep_cli):
     out = tmp_path / "cli"
     r = lockstep_cli("montecarlo", scenario, "--runs", "4", "--workers", "threads", "--out", str(out), "-q")
     assert r.returncode == 0, r.stderr
-    mc = lockstep.montecarlo(scenario, runs=4, jobs=2)
+    mc = lockstep.montecarlo(scenario, runs=4, jobs=2)  # processes: this interpreter as the worker
     with open(out / "runs.csv") as fh:
         rows = list(csv.DictReader(fh))
     assert list(mc.runs) == list(rows[0])
@@ -151,8 +151,10 @@ def test_montecarlo_rows_equal_the_command_lines(tmp_path, lockstep_cli):
     assert mc.report["runs"] == 4 and mc.report["completed"] == 4
     summary = json.loads((out / "summary.json").read_text())
     assert mc.report["stats"] == summary["stats"]
-    # The table does not depend on the threads.
-    assert lockstep.montecarlo(scenario, runs=4, jobs=1).runs["digest"].tolist() == mc.runs["digest"].tolist()
+    # The table depends on neither the jobs nor the workers.
+    threads = lockstep.montecarlo(scenario, runs=4, jobs=1, workers="threads")
+    assert threads.runs["digest"].tolist() == mc.runs["digest"].tolist()
+    assert mc.report["workers"] == "processes" and threads.report["workers"] == "threads"
     # Runs flown one by one (as Dask or Ray tasks fly them), in any order,
     # merge into the same table.
     rows = [lockstep.montecarlo_run(scenario, k) for k in (3, 1, 0, 2)]
@@ -179,3 +181,16 @@ def test_compare_integrators_measures_each_method(square):
     with pytest.raises(lockstep.ConfigurationError) as e:
         lockstep.compare_integrators(square, methods=["rk5"])
     assert str(e.value) == "methods: no integrator named `rk5` (euler, rk4, bs32, dp54)"
+
+
+def test_a_batch_with_a_crashing_autopilot_reports_the_failed_runs(idle, broken):
+    idle.write_text(idle.read_text() + "\n[montecarlo]\nsensor_noise_scale = [0.5, 1.5]\n")
+    mc = lockstep.montecarlo(idle, runs=6, jobs=2, autopilot=broken("sometimes_segv"))
+    status = mc.runs["status"].tolist()
+    assert "failed" in status and "completed" in status, status
+    reasons = [r for r, s in zip(mc.runs["reason"], status) if s == "failed"]
+    assert all("SIGSEGV" in r for r in reasons), reasons
+    assert mc.report["failed"] == status.count("failed")
+    with pytest.raises(lockstep.ConfigurationError) as e:
+        lockstep.montecarlo(idle, runs=2, workers="fibers")
+    assert str(e.value).startswith("workers='fibers': \"processes\" (each run in a child process")

@@ -2,6 +2,10 @@
 //! observes, its control period and episode, the scenario it flies; read
 //! from Python's keyword arguments with errors that name them.
 
+use std::path::PathBuf;
+
+use lockstep_abi::Isolation;
+use lockstep_harness::inputs::scenario::Scenario;
 use lockstep_run::flight::{FlightOutputs, FlightRequest};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -70,7 +74,14 @@ pub enum ObsSource {
 /// Everything an environment needs; shared by every lane of a vector.
 #[derive(Debug, Clone)]
 pub struct EnvConfig {
-    pub request: FlightRequest,
+    /// The scenario with its overrides, loaded once; each episode flies it
+    /// under its own seed (and its own draw of the scenario's
+    /// `[montecarlo]` dispersions, when it has them).
+    pub scenario: Scenario,
+    /// The scenario as the user named it.
+    pub scenario_path: PathBuf,
+    pub autopilot: PathBuf,
+    pub isolation: Isolation,
     pub task: Task,
     pub action: ActionMode,
     pub observe: ObsSource,
@@ -244,21 +255,22 @@ impl EnvArgs<'_> {
         ));
         let iso = isolation(py, self.isolation.as_ref(), None)?;
         let request = FlightRequest {
-            scenario,
-            autopilot,
-            overrides,
+            scenario: scenario.clone(),
+            autopilot: autopilot.clone(),
+            overrides: overrides.clone(),
             outputs: FlightOutputs::default(),
-            isolation: iso,
+            isolation: iso.clone(),
         };
-        // Built once here, so a scenario the engine refuses is refused at
-        // construction (and the rotor count is known).
+        // Built once here, so a scenario, spec or library the engine
+        // refuses is refused at construction (and the rotor count is known).
         let rotors = {
-            let r = request.clone();
             let p = py
-                .detach(|| lockstep_run::flight::prepare(r))
+                .detach(|| lockstep_run::flight::prepare(request))
                 .map_err(crate::errors::run_error)?;
             p.header().rotors
         };
+        let loaded =
+            Scenario::load_with(&scenario, &overrides).map_err(|e| configuration(e.to_string()))?;
         let (low, high) = match action {
             ActionMode::Position => (
                 vec![-self.bounds_m as f32; 3],
@@ -275,7 +287,10 @@ impl EnvArgs<'_> {
             ActionMode::Motors => (vec![0.0; rotors], vec![1.0; rotors]),
         };
         Ok(EnvConfig {
-            request,
+            scenario: loaded,
+            scenario_path: scenario,
+            autopilot,
+            isolation: iso,
             task,
             action,
             observe,

@@ -5,9 +5,13 @@
 //! lane; the vector environment has N, stepped on threads, each exactly
 //! as a single environment with the same seeds.
 
-use lockstep_harness::inputs::scenario::{Action, Override, SetpointKind};
+use lockstep_harness::engine::Engine;
+use lockstep_harness::inputs::scenario::{Action, SetpointKind};
+use lockstep_harness::outcome::class::classify_build;
 use lockstep_harness::time::rng::RngStreams;
 use lockstep_run::RunError;
+use lockstep_run::batch::Draw;
+use lockstep_run::flight::ReportContext;
 use lockstep_run::session::{Session, SessionError};
 
 use super::config::{ActionMode, EnvConfig, ObsSource, Task};
@@ -100,13 +104,7 @@ impl Lane {
         if let Some(mut old) = self.session.take() {
             let _ = old.finish();
         }
-        let mut request = cfg.request.clone();
-        request.overrides.push(Override::new(
-            "simulation.seed",
-            toml::Value::Integer(self.seed as i64),
-            format!("the episode's seed {}", self.seed),
-        ));
-        let mut session = lockstep_run::flight::prepare(request)?.into_session();
+        let mut session = episode(cfg, self.seed)?;
         if cfg.action.through_autopilot() {
             arm(&mut session)?;
         }
@@ -239,6 +237,31 @@ impl Lane {
             out[16] = self.waypoint as f32 / points.len() as f32;
         }
     }
+}
+
+/// The flight of an episode under `seed`: the scenario under that seed,
+/// with its own draw of the scenario's `[montecarlo]` dispersions (mass,
+/// inertia, battery, mean wind, sensor noise, a motor failure) when it has
+/// them, as run 0 of a batch whose master seed is `seed`.
+fn episode(cfg: &EnvConfig, seed: u64) -> Result<Session, RunError> {
+    let mut s = cfg.scenario.clone();
+    s.seed = seed;
+    if let Some(d) = &s.montecarlo {
+        Draw::new(d, seed, 0, s.tick).apply(&mut s, cfg.rotors);
+    }
+    let engine = Engine::with_isolation(&s, &cfg.autopilot, None, &cfg.isolation)
+        .map_err(|e| RunError::classified(classify_build(&e), e.to_string()))?;
+    let context = ReportContext {
+        scenario: cfg.scenario_path.display().to_string(),
+        description: s.description.clone(),
+        overrides: Vec::new(),
+        autopilot: cfg.autopilot.display().to_string(),
+        isolated: !matches!(cfg.isolation, lockstep_abi::Isolation::InProcess),
+        seed: s.seed,
+        log: None,
+        recording: None,
+    };
+    Ok(Session::new(engine, context))
 }
 
 fn setpoint(kind: SetpointKind, v: &[f32], thrust: f64) -> Action {

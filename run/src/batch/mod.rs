@@ -86,6 +86,10 @@ pub struct BatchRequest {
     /// `montecarlo-run` calls [`worker::run`]); needed for
     /// [`Workers::Processes`].
     pub worker_program: Option<PathBuf>,
+    /// Arguments the worker program takes before `montecarlo-run` (a
+    /// launcher, such as the Python interpreter running lockstep's
+    /// extension module, which calls [`worker::main`]).
+    pub worker_args: Vec<std::ffi::OsString>,
 }
 
 /// A batch's summary (`summary.json`).

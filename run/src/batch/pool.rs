@@ -34,7 +34,8 @@ pub(super) fn in_child(
         return failed("no worker program".into());
     };
     let mut cmd = Command::new(program);
-    cmd.arg("montecarlo-run")
+    cmd.args(&o.worker_args)
+        .arg("montecarlo-run")
         .arg(&o.scenario)
         .arg("--autopilot")
         .arg(&o.autopilot)

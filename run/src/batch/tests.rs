@@ -160,3 +160,28 @@ fn the_workers_name_is_the_one_the_summary_writes() {
         assert_eq!(serde_json::to_value(w).unwrap(), w.name());
     }
 }
+
+#[test]
+fn a_worker_launched_with_bad_arguments_exits_2() {
+    use super::worker::main;
+    let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(main(&args(&[])), 2);
+    assert_eq!(main(&args(&["s.toml", "--run"])), 2);
+    assert_eq!(main(&args(&["s.toml", "--autopilot", "a.so"])), 2);
+    assert_eq!(
+        main(&args(&["s.toml", "--autopilot", "a.so", "--run", "x"])),
+        2
+    );
+    assert_eq!(main(&args(&["s.toml", "--bogus", "1"])), 2);
+    // Arguments right, the scenario missing: refused as a configuration.
+    assert_eq!(
+        main(&args(&[
+            "/nonexistent/s.toml",
+            "--autopilot",
+            "a.so",
+            "--run",
+            "0"
+        ])),
+        2
+    );
+}
