@@ -15,6 +15,11 @@ use pyo3::types::PyDict;
 
 use crate::errors::{configuration, run_error};
 
+/// The aircraft alone: `Plant(spec="iris", *, integrator="rk4",
+/// max_step_us=1000)` or `Plant.from_scenario(path)`, stepped over
+/// integer-microsecond intervals (`step`) with the motor commands and wind
+/// it is given (`set_motors`, `set_wind`); `truth`, `state`, `battery`,
+/// `stats` (the integrator's work).
 #[derive(Debug)]
 #[pyclass(module = "lockstep._native", name = "Plant")]
 pub struct Plant {

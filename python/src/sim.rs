@@ -25,6 +25,16 @@ struct Built {
     session: Session,
 }
 
+/// A whole vehicle (plant, sensors, estimator, the C autopilot, world)
+/// stepped from Python: `Sim(scenario=None, *, seed, duration, spec,
+/// mission, set, params, autopilot, isolation, step_timeout, log, record)`
+/// takes `lockstep.fly`'s arguments and files to write. Step it
+/// (`step`, `run_until`, `run`), read it (`truth`, `estimate`,
+/// `actuators`, `battery`, `state`, `time_us`), act on it (`command`,
+/// `fault`, `setpoint`, `upload_mission`), save and restore it
+/// (`snapshot`, `restore`), start again (`reset`), end it (`finish`,
+/// `report`). Time is integer microseconds; the GIL is released while it
+/// steps.
 #[derive(Debug)]
 #[pyclass(module = "lockstep._native", name = "Sim")]
 pub struct Sim {
