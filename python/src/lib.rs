@@ -13,6 +13,7 @@ mod columns;
 mod env;
 mod errors;
 mod host;
+mod lock;
 mod plant;
 mod runs;
 mod sim;

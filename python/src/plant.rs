@@ -27,8 +27,12 @@ pub struct Plant {
 }
 
 impl Plant {
-    fn with<T>(&self, f: impl FnOnce(&mut PlantRunner) -> PyResult<T>) -> PyResult<T> {
-        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+    fn with<T>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut PlantRunner) -> PyResult<T>,
+    ) -> PyResult<T> {
+        let mut g = crate::lock::lock(py, &self.inner);
         f(&mut g)
     }
 }
@@ -117,15 +121,15 @@ impl Plant {
 
     /// The number of rotors.
     #[getter]
-    fn rotors(&self) -> usize {
-        self.with(|p| Ok(p.plant().rotors.len())).unwrap_or(0)
+    fn rotors(&self, py: Python<'_>) -> usize {
+        self.with(py, |p| Ok(p.plant().rotors.len())).unwrap_or(0)
     }
 
     /// Sets the motor commands (one per rotor, each in [0, 1]); held until
     /// set again.
-    fn set_motors(&self, commands: PyReadonlyArray1<'_, f64>) -> PyResult<()> {
+    fn set_motors(&self, py: Python<'_>, commands: PyReadonlyArray1<'_, f64>) -> PyResult<()> {
         let c = commands.as_slice()?;
-        self.with(|p| {
+        self.with(py, |p| {
             let n = p.plant().rotors.len();
             let c = checked(c, n, "commands", Some((0.0, 1.0)))?;
             p.inputs_mut().motor_cmd[..n].copy_from_slice(c);
@@ -134,10 +138,10 @@ impl Plant {
     }
 
     /// Sets the wind (NED, m/s); held until set again.
-    fn set_wind(&self, wind_ned_mps: PyReadonlyArray1<'_, f64>) -> PyResult<()> {
+    fn set_wind(&self, py: Python<'_>, wind_ned_mps: PyReadonlyArray1<'_, f64>) -> PyResult<()> {
         let w = wind_ned_mps.as_slice()?;
         let w = checked(w, 3, "wind_ned_mps", None)?;
-        self.with(|p| {
+        self.with(py, |p| {
             p.inputs_mut().wind_ned_mps = [w[0], w[1], w[2]];
             Ok(())
         })
@@ -145,7 +149,7 @@ impl Plant {
 
     /// Integrates `dt_us` microseconds with the inputs held.
     fn step(&self, py: Python<'_>, dt_us: u64) -> PyResult<()> {
-        self.with(|p| {
+        self.with(py, |p| {
             let to = p.now().0.checked_add(dt_us).ok_or_else(|| {
                 PyValueError::new_err(format!("{dt_us} us past now overflows the clock"))
             })?;
@@ -157,32 +161,36 @@ impl Plant {
 
     /// Now, µs.
     #[getter]
-    fn time_us(&self) -> u64 {
-        self.with(|p| Ok(p.now().0)).unwrap_or(0)
+    fn time_us(&self, py: Python<'_>) -> u64 {
+        self.with(py, |p| Ok(p.now().0)).unwrap_or(0)
     }
 
     /// The true state: as `Sim.truth`.
     #[getter]
     fn truth<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        self.with(|p| crate::state::truth(py, p.now().0, p.state(), &p.outputs()))
+        self.with(py, |p| {
+            crate::state::truth(py, p.now().0, p.state(), &p.outputs())
+        })
     }
 
     /// The whole state vector (as `Sim.state`).
     #[getter]
     fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        self.with(|p| Ok(PyArray1::from_slice(py, p.state())))
+        self.with(py, |p| Ok(PyArray1::from_slice(py, p.state())))
     }
 
     /// Battery `index`: as `Sim.battery`.
     #[pyo3(signature = (index=0))]
     fn battery<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyDict>> {
-        self.with(|p| crate::state::battery(py, &p.outputs(), p.plant().batteries.len(), index))
+        self.with(py, |p| {
+            crate::state::battery(py, &p.outputs(), p.plant().batteries.len(), index)
+        })
     }
 
     /// The integrator's work so far: rhs_evals, accepted, rejected.
     #[getter]
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        self.with(|p| {
+        self.with(py, |p| {
             let s = p.stats();
             let d = PyDict::new(py);
             d.set_item("rhs_evals", s.rhs_evals)?;

@@ -51,7 +51,13 @@ fn build(py: Python<'_>, request: &FlightRequest) -> PyResult<Session> {
 impl Sim {
     /// Applies scenario action `action` with `keys` now; `what` names the
     /// call in errors.
-    fn act(&self, action: &str, what: &str, keys: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+    fn act(
+        &self,
+        py: Python<'_>,
+        action: &str,
+        what: &str,
+        keys: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<()> {
         let mut table = toml::Table::new();
         table.insert("action".into(), toml::Value::String(action.into()));
         if let Some(k) = keys {
@@ -62,7 +68,7 @@ impl Sim {
             }
         }
         let a = action_now(table, what).map_err(configuration)?;
-        self.with(|b| {
+        self.with(py, |b| {
             let p = b.session.engine().plant();
             check_indices(&a, p.rotors.len(), p.batteries.len())?;
             b.session.usable().map_err(session_error)?;
@@ -71,8 +77,8 @@ impl Sim {
         })
     }
 
-    fn with<T>(&self, f: impl FnOnce(&mut Built) -> PyResult<T>) -> PyResult<T> {
-        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+    fn with<T>(&self, py: Python<'_>, f: impl FnOnce(&mut Built) -> PyResult<T>) -> PyResult<T> {
+        let mut g = crate::lock::lock(py, &self.inner);
         f(&mut g)
     }
 }
@@ -157,13 +163,15 @@ impl Sim {
     /// (the run then ends there, everything before it written).
     #[pyo3(signature = (n=1))]
     fn step(&self, py: Python<'_>, n: u64) -> PyResult<u64> {
-        self.with(|b| py.detach(|| b.session.step(n)).map_err(session_error))
+        self.with(py, |b| {
+            py.detach(|| b.session.step(n)).map_err(session_error)
+        })
     }
 
     /// Processes every boundary at or before `time_us` (up to the run's
     /// end). ValueError for a time already passed.
     fn run_until(&self, py: Python<'_>, time_us: u64) -> PyResult<()> {
-        self.with(|b| {
+        self.with(py, |b| {
             py.detach(|| b.session.run_until(time_us))
                 .map_err(session_error)
         })
@@ -172,7 +180,7 @@ impl Sim {
     /// Steps to the end of the run and ends it; returns the report (as
     /// `lockstep fly --json` prints it) as a dict.
     fn run<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.with(|b| {
+        self.with(py, |b| {
             py.detach(|| {
                 let end = b.session.engine().end().0;
                 if b.session.engine().now().0 < end && !b.session.is_finished() {
@@ -187,20 +195,22 @@ impl Sim {
 
     /// The time of the last boundary processed, µs (0 before the first).
     #[getter]
-    fn time_us(&self) -> u64 {
-        self.with(|b| Ok(b.session.engine().now().0)).unwrap_or(0)
+    fn time_us(&self, py: Python<'_>) -> u64 {
+        self.with(py, |b| Ok(b.session.engine().now().0))
+            .unwrap_or(0)
     }
 
     /// The time the run ends (the scenario's duration), µs.
     #[getter]
-    fn end_us(&self) -> u64 {
-        self.with(|b| Ok(b.session.engine().end().0)).unwrap_or(0)
+    fn end_us(&self, py: Python<'_>) -> u64 {
+        self.with(py, |b| Ok(b.session.engine().end().0))
+            .unwrap_or(0)
     }
 
     /// The number of rotors.
     #[getter]
-    fn rotors(&self) -> usize {
-        self.with(|b| Ok(b.session.engine().plant().rotors.len()))
+    fn rotors(&self, py: Python<'_>) -> usize {
+        self.with(py, |b| Ok(b.session.engine().plant().rotors.len()))
             .unwrap_or(0)
     }
 
@@ -209,7 +219,7 @@ impl Sim {
     /// rates_frd_radps, specific_force_frd_mps2, on_ground.
     #[getter]
     fn truth<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        self.with(|b| {
+        self.with(py, |b| {
             let e = b.session.engine();
             crate::state::truth(py, e.now().0, e.state(), &e.plant_outputs())
         })
@@ -219,14 +229,16 @@ impl Sim {
     /// scenario's sensors and estimator make it).
     #[getter]
     fn estimate<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        self.with(|b| crate::state::estimate(py, b.session.engine().sensor_frame()))
+        self.with(py, |b| {
+            crate::state::estimate(py, b.session.engine().sensor_frame())
+        })
     }
 
     /// The autopilot's last outputs: motors (commands in [0, 1]), mode,
     /// mode_name, armed, mission_current, mission_finished.
     #[getter]
     fn actuators<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        self.with(|b| {
+        self.with(py, |b| {
             let e = b.session.engine();
             crate::state::actuators(
                 py,
@@ -241,7 +253,7 @@ impl Sim {
     /// warning, connected.
     #[pyo3(signature = (index=0))]
     fn battery<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyDict>> {
-        self.with(|b| {
+        self.with(py, |b| {
             let e = b.session.engine();
             crate::state::battery(py, &e.plant_outputs(), e.plant().batteries.len(), index)
         })
@@ -252,13 +264,15 @@ impl Sim {
     /// voltage.
     #[getter]
     fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        self.with(|b| Ok(PyArray1::from_slice(py, b.session.engine().state())))
+        self.with(py, |b| {
+            Ok(PyArray1::from_slice(py, b.session.engine().state()))
+        })
     }
 
     /// Sends a command to the autopilot for its next step, as a scenario
     /// event now would: "arm", "disarm", "mission_start", "rtl", "land",
     /// "hold".
-    fn command(&self, name: &str) -> PyResult<()> {
+    fn command(&self, py: Python<'_>, name: &str) -> PyResult<()> {
         let a = match name {
             "arm" => Action::Arm,
             "disarm" => Action::Disarm,
@@ -273,7 +287,7 @@ impl Sim {
                 )));
             }
         };
-        self.with(|b| {
+        self.with(py, |b| {
             b.session.usable().map_err(session_error)?;
             b.session.engine_mut().apply_now(a);
             Ok(())
@@ -286,8 +300,13 @@ impl Sim {
     /// fraction=0.3)`, `fault("sensor_bias_step", sensor="baro",
     /// value=2.0)`, `fault("wind_gust", gust={...})`.
     #[pyo3(signature = (action, **keys))]
-    fn fault(&self, action: &str, keys: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
-        self.act(action, "fault", keys)
+    fn fault(
+        &self,
+        py: Python<'_>,
+        action: &str,
+        keys: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<()> {
+        self.act(py, action, "fault", keys)
     }
 
     /// Sends the autopilot a setpoint to fly in its OFFBOARD mode (from
@@ -298,8 +317,8 @@ impl Sim {
     /// rotors' total at full command); `yaw_deg` (a heading, with a
     /// position or a velocity).
     #[pyo3(signature = (**keys))]
-    fn setpoint(&self, keys: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
-        self.act("setpoint", "setpoint", keys)
+    fn setpoint(&self, py: Python<'_>, keys: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+        self.act(py, "setpoint", "setpoint", keys)
     }
 
     /// Uploads the mission in a QGC file (`.waypoints` or `.plan`) to the
@@ -307,7 +326,7 @@ impl Sim {
     fn upload_mission(&self, py: Python<'_>, mission: Bound<'_, PyAny>) -> PyResult<()> {
         let p = path("mission", &mission)?;
         let m = Mission::load(&p).map_err(|e| configuration(e.to_string()))?;
-        self.with(|b| {
+        self.with(py, |b| {
             b.session.usable().map_err(session_error)?;
             py.detach(|| b.session.engine_mut().upload_mission(&m.items))
                 .map_err(|e| engine_error(&e.into()))
@@ -318,7 +337,7 @@ impl Sim {
     /// plant, sensors and their random streams, estimator, faults,
     /// timeline, and the autopilot's own state), as bytes for `restore`.
     fn snapshot<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let bytes = self.with(|b| {
+        let bytes = self.with(py, |b| {
             b.session.usable().map_err(session_error)?;
             py.detach(|| b.session.engine_mut().snapshot())
                 .map_err(|e| engine_error(&e))
@@ -328,12 +347,26 @@ impl Sim {
 
     /// Continues from a `snapshot` of this Sim (or of one built from the
     /// same scenario): it then steps exactly as it did from there. The
-    /// log, if any, goes on where it is.
+    /// log, if any, goes on where it is. A state that cannot be loaded
+    /// (not a snapshot, another scenario's, another version's) may have
+    /// been loaded in part, so the run ends there: the error says so, and
+    /// `reset()` starts a new episode.
     fn restore(&self, py: Python<'_>, state: &[u8]) -> PyResult<()> {
-        self.with(|b| {
+        self.with(py, |b| {
             b.session.usable().map_err(session_error)?;
-            py.detach(|| b.session.engine_mut().restore(state))
-                .map_err(|e| engine_error(&e))
+            let loaded = py.detach(|| b.session.engine_mut().restore(state));
+            let Err(e) = loaded else { return Ok(()) };
+            let _ = py.detach(|| b.session.finish());
+            let mut r = lockstep_run::RunError::classified(
+                lockstep_harness::outcome::class::classify(&e),
+                e.to_string(),
+            );
+            r.context.push(
+                "the Sim has ended (the state may have been loaded in part); reset() starts a \
+                 new episode"
+                    .into(),
+            );
+            Err(run_error(r))
         })
     }
 
@@ -343,7 +376,7 @@ impl Sim {
     #[pyo3(signature = (*, seed=None))]
     fn reset(&self, py: Python<'_>, seed: Option<Bound<'_, PyAny>>) -> PyResult<()> {
         let seed = none_is_none(&seed).map(seed_arg).transpose()?;
-        self.with(|b| {
+        self.with(py, |b| {
             let mut request = b.request.clone();
             if let Some(s) = seed {
                 request.overrides.push(Override::new(
@@ -364,13 +397,15 @@ impl Sim {
     /// completed, the autopilot destroyed, the recording closed. Reading
     /// state still works; stepping raises EndedError.
     fn finish(&self, py: Python<'_>) -> PyResult<()> {
-        self.with(|b| py.detach(|| b.session.finish()).map_err(session_error))
+        self.with(py, |b| {
+            py.detach(|| b.session.finish()).map_err(session_error)
+        })
     }
 
     /// The report of the run once it has ended, as a dict (the object
     /// `lockstep fly --json` prints).
     fn report<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.with(|b| report(py, &b.session))
+        self.with(py, |b| report(py, &b.session))
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -383,8 +418,8 @@ impl Sim {
         Ok(false)
     }
 
-    fn __repr__(&self) -> String {
-        self.with(|b| {
+    fn __repr__(&self, py: Python<'_>) -> String {
+        self.with(py, |b| {
             let e = b.session.engine();
             Ok(format!(
                 "Sim({}, {}, t={} us of {} us{})",

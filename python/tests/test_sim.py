@@ -53,6 +53,13 @@ def test_snapshot_step_restore_step_gives_the_same_bits(square):
     with pytest.raises(lockstep.Error) as e:
         s.restore(b"not a state")
     assert "not a lockstep vehicle state" in str(e.value)
+    assert e.value.context == [
+        "the Sim has ended (the state may have been loaded in part); reset() starts a new episode"
+    ]
+    with pytest.raises(lockstep.EndedError):
+        s.step()
+    s.reset()
+    s.step(10)
 
 
 def test_two_resets_with_one_seed_are_the_same_episode(square):
@@ -220,3 +227,24 @@ def test_rss_stays_flat_over_a_million_steps(square):
     s.truth, s.estimate, s.actuators, s.battery()
     after = rss_kib()
     assert after - before < 4096, (before, after)
+
+
+def test_two_threads_on_one_sim_take_turns_without_deadlock(square):
+    s = lockstep.Sim(square, isolation="in-process", duration=60)
+    errors = []
+
+    def fly():
+        try:
+            for _ in range(200):
+                s.step(50)
+                s.truth
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=fly) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads), "deadlocked"
+    assert errors == [] and s.time_us == (2 * 200 * 50 - 1) * 1000

@@ -158,7 +158,7 @@ impl Env {
         seed: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let seed = seed_of(seed.as_ref())?;
-        let mut guard = self.lane.lock().unwrap_or_else(|p| p.into_inner());
+        let mut guard = crate::lock::lock(py, &self.lane);
         let lane: &mut Lane = &mut guard;
         let c = &self.config;
         py.detach(|| lane.reset(c, seed)).map_err(run_error)?;
@@ -183,7 +183,7 @@ impl Env {
         let a = action.as_slice()?;
         let c = &self.config;
         c.check_action(a).map_err(PyValueError::new_err)?;
-        let mut guard = self.lane.lock().unwrap_or_else(|p| p.into_inner());
+        let mut guard = crate::lock::lock(py, &self.lane);
         let lane: &mut Lane = &mut guard;
         let out = py.detach(|| lane.step(c, a)).map_err(run_error)?;
         let mut obs = vec![0.0f32; c.obs_len()];
@@ -217,7 +217,7 @@ impl VectorEnv {
     /// Runs `commands` (one per chunk) without the GIL; the results in lane
     /// order, or the first failing lane's error named by its index.
     fn run(&self, py: Python<'_>, commands: Vec<Command>) -> PyResult<Vec<(Outcome, bool)>> {
-        let mut pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+        let mut pool = crate::lock::lock(py, &self.pool);
         let pool: &mut Pool = &mut pool;
         py.detach(|| pool.run(commands));
         let mut results = Vec::with_capacity(self.num_envs);
@@ -234,7 +234,7 @@ impl VectorEnv {
 
     /// Every lane's observation, in lane order.
     fn observations<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f32>> {
-        let pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+        let pool = crate::lock::lock(py, &self.pool);
         let k = pool.config().obs_len();
         let mut flat = Vec::with_capacity(self.num_envs * k);
         pool.each(|io| flat.extend_from_slice(&io.obs));
@@ -244,16 +244,16 @@ impl VectorEnv {
     }
 
     /// `f` of every lane, in lane order.
-    fn per_lane<T>(&self, f: impl Fn(&Lane) -> T) -> Vec<T> {
-        let pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+    fn per_lane<T>(&self, py: Python<'_>, f: impl Fn(&Lane) -> T) -> Vec<T> {
+        let pool = crate::lock::lock(py, &self.pool);
         let mut out = Vec::with_capacity(self.num_envs);
         pool.each(|io| out.extend(io.lanes.iter().map(|(l, _)| f(l))));
         out
     }
 
     /// The lanes' values split per chunk.
-    fn split<T: Clone>(&self, all: &[T]) -> Vec<Vec<T>> {
-        let pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+    fn split<T: Clone>(&self, py: Python<'_>, all: &[T]) -> Vec<Vec<T>> {
+        let pool = crate::lock::lock(py, &self.pool);
         let mut rest = all;
         pool.sizes()
             .into_iter()
@@ -279,19 +279,19 @@ impl VectorEnv {
         };
         put(
             "time_us",
-            PyArray1::from_vec(py, self.per_lane(Lane::elapsed_us)).into_any(),
+            PyArray1::from_vec(py, self.per_lane(py, Lane::elapsed_us)).into_any(),
         )?;
         put(
             "distance_m",
-            PyArray1::from_vec(py, self.per_lane(Lane::distance_m)).into_any(),
+            PyArray1::from_vec(py, self.per_lane(py, Lane::distance_m)).into_any(),
         )?;
         put(
             "waypoint",
-            PyArray1::from_vec(py, self.per_lane(|l| l.waypoint() as i64)).into_any(),
+            PyArray1::from_vec(py, self.per_lane(py, |l| l.waypoint() as i64)).into_any(),
         )?;
         put(
             "seed",
-            PyArray1::from_vec(py, self.per_lane(Lane::seed)).into_any(),
+            PyArray1::from_vec(py, self.per_lane(py, Lane::seed)).into_any(),
         )?;
         if let Some(r) = reset {
             put("reset", PyArray1::from_vec(py, r).into_any())?;
@@ -369,7 +369,7 @@ impl VectorEnv {
     }
 
     fn describe<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+        let pool = crate::lock::lock(py, &self.pool);
         describe(py, pool.config())
     }
 
@@ -404,7 +404,11 @@ impl VectorEnv {
                     .collect::<PyResult<_>>()?
             }
         };
-        let commands = self.split(&seeds).into_iter().map(Command::Reset).collect();
+        let commands = self
+            .split(py, &seeds)
+            .into_iter()
+            .map(Command::Reset)
+            .collect();
         self.run(py, commands)?;
         let obs = self.observations(py);
         PyTuple::new(py, [obs.into_any(), self.infos(py, None)?.into_any()])
@@ -422,7 +426,7 @@ impl VectorEnv {
         let n = self.num_envs;
         let a = actions.as_array();
         let (k, ended) = {
-            let pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+            let pool = crate::lock::lock(py, &self.pool);
             let mut ended = Vec::with_capacity(n);
             pool.each(|io| ended.extend(io.lanes.iter().map(|(_, e)| *e)));
             (pool.config().low.len(), ended)
@@ -435,7 +439,7 @@ impl VectorEnv {
         }
         let flat: Vec<f32> = a.iter().copied().collect();
         {
-            let pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+            let pool = crate::lock::lock(py, &self.pool);
             for (i, (row, ended)) in flat.chunks(k).zip(&ended).enumerate() {
                 if !ended {
                     pool.config()
@@ -444,7 +448,7 @@ impl VectorEnv {
                 }
             }
         }
-        let sizes = self.pool.lock().unwrap_or_else(|p| p.into_inner()).sizes();
+        let sizes = crate::lock::lock(py, &self.pool).sizes();
         let mut rest = flat.as_slice();
         let commands = sizes
             .into_iter()
