@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use lockstep_harness::inputs::mission::Mission;
 use lockstep_harness::inputs::scenario::{Action, Override, action_now};
 use lockstep_run::flight::{FlightOutputs, FlightRequest};
-use lockstep_run::session::Session;
+use lockstep_run::session::{Session, SessionError};
 use numpy::PyArray1;
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
@@ -164,31 +164,45 @@ impl Sim {
     #[pyo3(signature = (n=1))]
     fn step(&self, py: Python<'_>, n: u64) -> PyResult<u64> {
         self.with(py, |b| {
-            py.detach(|| b.session.step(n)).map_err(session_error)
+            if n == 0 {
+                return b.session.step(0).map_err(session_error);
+            }
+            let mut done = 0;
+            while done < n {
+                let k = (n - done).min(CHUNK_BOUNDARIES);
+                match py.detach(|| b.session.step(k)) {
+                    Ok(d) => {
+                        done += d;
+                        if d < k {
+                            break;
+                        }
+                    }
+                    // The end reached exactly at the last chunk's end.
+                    Err(SessionError::Ended(_)) if done > 0 => break,
+                    Err(e) => return Err(session_error(e)),
+                }
+                // Ctrl-C between chunks: raised with the Sim where it is.
+                py.check_signals()?;
+            }
+            Ok(done)
         })
     }
 
     /// Processes every boundary at or before `time_us` (up to the run's
     /// end). ValueError for a time already passed.
     fn run_until(&self, py: Python<'_>, time_us: u64) -> PyResult<()> {
-        self.with(py, |b| {
-            py.detach(|| b.session.run_until(time_us))
-                .map_err(session_error)
-        })
+        self.with(py, |b| run_until(py, &mut b.session, time_us))
     }
 
     /// Steps to the end of the run and ends it; returns the report (as
     /// `lockstep fly --json` prints it) as a dict.
     fn run<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         self.with(py, |b| {
-            py.detach(|| {
-                let end = b.session.engine().end().0;
-                if b.session.engine().now().0 < end && !b.session.is_finished() {
-                    b.session.run_until(end)?;
-                }
-                b.session.finish()
-            })
-            .map_err(session_error)?;
+            let end = b.session.engine().end().0;
+            if b.session.engine().now().0 < end && !b.session.is_finished() {
+                run_until(py, &mut b.session, end)?;
+            }
+            py.detach(|| b.session.finish()).map_err(session_error)?;
             report(py, &b.session)
         })
     }
@@ -435,6 +449,32 @@ impl Sim {
             ))
         })
         .unwrap_or_default()
+    }
+}
+
+/// Boundaries stepped between two looks at Python's signals (a few ms).
+const CHUNK_BOUNDARIES: u64 = 4096;
+/// Simulated time run between two looks at Python's signals.
+const CHUNK_US: u64 = 1_000_000;
+
+/// `Session::run_until` in chunks of simulated time, the GIL released
+/// for each, Python's signals looked at between them (Ctrl-C raises with
+/// the Sim at a boundary, usable).
+fn run_until(py: Python<'_>, s: &mut Session, time_us: u64) -> PyResult<()> {
+    let mut first = true;
+    loop {
+        let now = s.engine().now().0;
+        let until = time_us.min(now.saturating_add(CHUNK_US));
+        match py.detach(|| s.run_until(until)) {
+            Ok(()) => {}
+            Err(SessionError::Ended(_)) if !first => return Ok(()),
+            Err(e) => return Err(session_error(e)),
+        }
+        first = false;
+        if until >= time_us || s.engine().next_time().is_none() {
+            return Ok(());
+        }
+        py.check_signals()?;
     }
 }
 

@@ -248,3 +248,24 @@ def test_two_threads_on_one_sim_take_turns_without_deadlock(square):
         t.join(timeout=60)
     assert not any(t.is_alive() for t in threads), "deadlocked"
     assert errors == [] and s.time_us == (2 * 200 * 50 - 1) * 1000
+
+
+def test_ctrl_c_stops_a_long_step_at_a_boundary_and_the_sim_goes_on(square):
+    import os
+    import signal
+
+    s = lockstep.Sim(square, isolation="in-process", duration=3600)
+    timer = threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        s.run_until(s.end_us)
+    timer.join()
+    t = s.time_us
+    assert 0 < t < s.end_us and t % 1000 == 0
+    assert s.step(5) == 5 and s.time_us == t + 5000
+    timer = threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        s.step(10**9)
+    timer.join()
+    assert s.time_us < s.end_us
