@@ -254,6 +254,16 @@ def test_ctrl_c_stops_a_long_step_at_a_boundary_and_the_sim_goes_on(square):
     import os
     import signal
 
+    # Python's own Ctrl-C handler, whatever this process inherited (a
+    # shell's background job starts with SIGINT ignored).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        interrupted_twice(square, os, signal)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def interrupted_twice(square, os, signal):
     s = lockstep.Sim(square, isolation="in-process", duration=3600)
     timer = threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
