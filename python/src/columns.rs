@@ -48,7 +48,6 @@ pub fn log_columns<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let (nr, nb) = (shape.motors.len(), shape.batteries.len());
     let names = header(nr, nb);
-    let n = rows.len();
     let f64s = |f: &dyn Fn(&LogRow) -> f64| Column::F64(rows.iter().map(f).collect());
     let f32s = |f: &dyn Fn(&LogRow) -> f32| Column::F32(rows.iter().map(f).collect());
     let mut cols: Vec<Column> = Vec::with_capacity(names.len());
@@ -99,7 +98,6 @@ pub fn log_columns<'py>(
     for (name, c) in names.into_iter().zip(cols) {
         d.set_item(name, c.into_py(py)?)?;
     }
-    let _ = n;
     Ok(d)
 }
 

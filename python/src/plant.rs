@@ -108,12 +108,8 @@ impl Plant {
         let p = crate::args::path("scenario", &scenario)?;
         let s = lockstep_harness::inputs::scenario::Scenario::load(&p)
             .map_err(|e| configuration(e.to_string()))?;
-        let runner = PlantRunner::from_scenario(&s).map_err(|e| {
-            run_error(lockstep_run::RunError::classified(
-                lockstep_harness::outcome::class::classify_build(&e),
-                e.to_string(),
-            ))
-        })?;
+        let runner = PlantRunner::from_scenario(&s)
+            .map_err(|e| run_error(lockstep_run::RunError::of_build(&e)))?;
         Ok(Plant {
             inner: Mutex::new(runner),
         })

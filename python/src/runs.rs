@@ -33,7 +33,7 @@ pub fn interruptible<T: Send>(
         }
         Python::attach(|py| {
             if let Err(e) = py.check_signals() {
-                flag.store(libc_sigint(), Ordering::Relaxed);
+                flag.store(SIGINT, Ordering::Relaxed);
                 if let Ok(mut c) = caught.lock() {
                     *c = Some(e);
                 }
@@ -46,9 +46,8 @@ pub fn interruptible<T: Send>(
     (out, err)
 }
 
-fn libc_sigint() -> usize {
-    2
-}
+/// The signal a run interrupted from Python reports (what Ctrl-C sends).
+const SIGINT: usize = 2;
 
 /// Flies a scenario to its end; `(report_json, columns, digest)`; raises
 /// the run layer's error for a run refused or stopped (the parts attached

@@ -371,10 +371,7 @@ impl Sim {
             let loaded = py.detach(|| b.session.engine_mut().restore(state));
             let Err(e) = loaded else { return Ok(()) };
             let _ = py.detach(|| b.session.finish());
-            let mut r = lockstep_run::RunError::classified(
-                lockstep_harness::outcome::class::classify(&e),
-                e.to_string(),
-            );
+            let mut r = lockstep_run::RunError::of_run(&e);
             r.context.push(
                 "the Sim has ended (the state may have been loaded in part); reset() starts a \
                  new episode"
@@ -479,10 +476,7 @@ fn run_until(py: Python<'_>, s: &mut Session, time_us: u64) -> PyResult<()> {
 }
 
 fn engine_error(e: &lockstep_harness::engine::EngineError) -> PyErr {
-    run_error(lockstep_run::RunError::classified(
-        lockstep_harness::outcome::class::classify(e),
-        e.to_string(),
-    ))
+    run_error(lockstep_run::RunError::of_run(e))
 }
 
 fn report<'py>(py: Python<'py>, s: &Session) -> PyResult<Bound<'py, PyAny>> {

@@ -92,6 +92,19 @@ impl RunError {
         }
     }
 
+    /// An engine's error while it ran, classified.
+    pub fn of_run(e: &lockstep_harness::engine::EngineError) -> RunError {
+        RunError::classified(lockstep_harness::outcome::class::classify(e), e.to_string())
+    }
+
+    /// An engine's error while it was built, classified.
+    pub fn of_build(e: &lockstep_harness::engine::EngineError) -> RunError {
+        RunError::classified(
+            lockstep_harness::outcome::class::classify_build(e),
+            e.to_string(),
+        )
+    }
+
     /// The process's exit status for it.
     pub fn exit_status(&self) -> u8 {
         self.class.exit_status(self.signal)

@@ -9,8 +9,6 @@ use std::time::{Duration, Instant};
 use lockstep_harness::engine::{Engine, EngineError};
 use lockstep_harness::outcome::Summary;
 
-use lockstep_harness::outcome::class;
-
 use crate::RunError;
 use crate::flight::{FlightReport, ReportContext, report};
 
@@ -118,7 +116,7 @@ impl Session {
         match self.engine.step() {
             Ok(t) => Ok(t.is_some()),
             Err(err) => {
-                let failure = run_error(&err);
+                let failure = RunError::of_run(&err);
                 // Finishing returns the step's error again (the first
                 // error is the run's): the one reported is the step's.
                 self.finished = true;
@@ -192,7 +190,7 @@ impl Session {
         let ending = self.engine.finish(Ok(()));
         let outcome = match &ending {
             Ok(_) => Ok(()),
-            Err(e) => Err(SessionError::End(run_error(e))),
+            Err(e) => Err(SessionError::End(RunError::of_run(e))),
         };
         self.ending = Some(ending);
         outcome
@@ -222,9 +220,4 @@ impl Session {
             self.stepping.as_secs_f64(),
         ))
     }
-}
-
-/// An engine error classified, as every front end reports it.
-fn run_error(e: &EngineError) -> RunError {
-    RunError::classified(class::classify(e), e.to_string())
 }

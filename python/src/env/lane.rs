@@ -7,7 +7,6 @@
 
 use lockstep_harness::engine::Engine;
 use lockstep_harness::inputs::scenario::{Action, SetpointKind};
-use lockstep_harness::outcome::class::classify_build;
 use lockstep_harness::time::rng::RngStreams;
 use lockstep_run::RunError;
 use lockstep_run::batch::Draw;
@@ -166,10 +165,11 @@ impl Lane {
         let before = self.distance_m;
         self.distance_m = self.goal_distance(cfg);
         let dt_s = control_us as f64 * 1e-6;
-        let x = self.session.as_ref().map(|s| s.engine().state().to_vec());
-        let speed = x
-            .as_ref()
-            .map_or(0.0, |x| (x[3] * x[3] + x[4] * x[4] + x[5] * x[5]).sqrt());
+        // No copy of the state on this per-step path.
+        let speed = self.session.as_ref().map_or(0.0, |s| {
+            let x = s.engine().state();
+            (x[3] * x[3] + x[4] * x[4] + x[5] * x[5]).sqrt()
+        });
         let mut out = Outcome::default();
         match &cfg.task {
             Task::Hover { .. } => {
@@ -250,7 +250,7 @@ fn episode(cfg: &EnvConfig, seed: u64) -> Result<Session, RunError> {
         Draw::new(d, seed, 0, s.tick).apply(&mut s, cfg.rotors);
     }
     let engine = Engine::with_isolation(&s, &cfg.autopilot, None, &cfg.isolation)
-        .map_err(|e| RunError::classified(classify_build(&e), e.to_string()))?;
+        .map_err(|e| RunError::of_build(&e))?;
     let context = ReportContext {
         scenario: cfg.scenario_path.display().to_string(),
         description: s.description.clone(),

@@ -261,7 +261,7 @@ pub fn prepare(request: FlightRequest) -> Result<Prepared, RunError> {
     let autopilot = request.autopilot.as_path();
     let mut engine = Engine::with_isolation(&s, autopilot, log.as_deref(), &request.isolation)
         .map_err(|e| {
-            let mut r = RunError::classified(class::classify_build(&e), e.to_string());
+            let mut r = RunError::of_build(&e);
             if matches!(e, EngineError::Abi(_))
                 && !r.message.contains(&autopilot.display().to_string())
             {
