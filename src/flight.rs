@@ -12,13 +12,16 @@ use crate::Output;
 /// The most timeline lines the text summary prints (all are in the JSON).
 const TIMELINE_LINES: usize = 20;
 
-pub fn fly(verb: &str, request: FlightRequest, output: Output) -> ExitCode {
+pub fn fly(verb: &str, request: FlightRequest, pace: Option<f64>, output: Output) -> ExitCode {
     let interrupt = crate::signals::catch();
     let mut prepared = match flight::prepare(request) {
         Ok(p) => p,
         Err(e) => return crate::refused(verb, &e),
     };
     prepared.interrupt_on(interrupt);
+    if let Some(speed) = pace {
+        prepared.pace(speed);
+    }
     let header = prepared.header();
     if output == Output::Text {
         print_header(&header);
@@ -58,7 +61,13 @@ fn print_header(h: &FlightHeader) {
     say!(
         "autopilot     {}{}",
         h.autopilot.display(),
-        if h.isolated { "" } else { " (in-process)" }
+        if h.flight_stack {
+            ", waiting for it to connect"
+        } else if h.isolated {
+            ""
+        } else {
+            " (in-process)"
+        }
     );
     say!("vehicle       {} ({} rotors)", h.vehicle, h.rotors);
     say!("seed          {}", h.seed);
@@ -146,6 +155,9 @@ fn print_text(r: &FlightReport) {
             }
         );
         say!("battery       {:.1} % left", 100.0 * f.soc);
+    }
+    for n in &r.link_notes {
+        say!("link          {n}");
     }
     say!(
         "wall time     {:.3} s (real-time factor {:.0})",

@@ -55,6 +55,15 @@ pub struct FlyArgs {
     /// [default: the number of cores]. The result does not depend on it.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
     threads: Option<u64>,
+    /// Keep to the wall clock: one simulated second per second of wall
+    /// time (for a ground station or a person watching). Time is still the
+    /// simulation's: the outputs are those of a run as fast as possible.
+    #[arg(long, conflicts_with = "speed")]
+    realtime: bool,
+    /// Keep to X simulated seconds per second of wall time (`--speed 10`:
+    /// ten times real time) [default: as fast as possible].
+    #[arg(long, value_name = "X", value_parser = speed)]
+    speed: Option<f64>,
     /// Print the summary as one JSON object instead of text.
     #[arg(long, conflicts_with = "quiet")]
     json: bool,
@@ -142,7 +151,17 @@ pub fn command(verb: &'static str, a: FlyArgs) -> ExitCode {
             step_deadline: a.step_deadline,
         });
     }
+    let pace = if a.realtime { Some(1.0) } else { a.speed };
+    if pace.is_some() && a.network_role.is_some() {
+        return refuse("--realtime and --speed pace one vehicle's flight; not a distributed run");
+    }
     match lockstep_run::fleet::is_fleet(&scenario) {
+        Ok(true) if pace.is_some() => {
+            return refuse(&format!(
+                "--realtime and --speed pace one vehicle's flight; {} is a fleet ([[vehicles]])",
+                scenario.display()
+            ));
+        }
         Ok(true) => {
             let single = [
                 ("--log", a.log.is_some()),
@@ -196,6 +215,17 @@ pub fn command(verb: &'static str, a: FlyArgs) -> ExitCode {
             },
             isolation,
         },
+        pace,
         output,
     )
+}
+
+/// A pace: simulated seconds per wall-clock second, in (0, 1e6].
+fn speed(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 1e6 => Ok(v),
+        _ => Err(format!(
+            "{s} is not a speed in (0, 1000000] (simulated seconds per second)"
+        )),
+    }
 }

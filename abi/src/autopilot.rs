@@ -6,6 +6,7 @@ use crate::frames::{Vehicle, check_vehicle};
 use crate::instance::{Instance, check_config};
 use crate::isolate::{Isolation, Remote};
 use crate::library::AutopilotLibrary;
+use crate::stack::{FlightStack, GroundTruth, StackNotes};
 use crate::{AbiError, ffi, validate_outputs};
 
 /// Most mission items an upload may carry (MAVLink's 16-bit sequence
@@ -29,8 +30,23 @@ enum Backend {
     Local(Instance),
     /// The library runs in a child process (see [`crate::isolate`]).
     Isolated(Box<Remote>),
+    /// A flight stack over its simulator protocol, with the truth the
+    /// harness gave for the next step.
+    Stack(Box<dyn FlightStack>, Box<GroundTruth>),
     /// Destroyed by [`Autopilot::close`].
     Closed,
+}
+
+/// What a flight stack's link cannot do (its protocol has no call for it).
+fn unsupported(stack: &dyn FlightStack, action: &str) -> AbiError {
+    AbiError::StackUnsupported {
+        stack: stack.describe(),
+        action: action.into(),
+        reason: "its simulator protocol carries sensors and actuators only; \
+                 the flight stack takes missions, parameters and commands over \
+                 its own MAVLink link"
+            .into(),
+    }
 }
 
 fn closed() -> AbiError {
@@ -108,6 +124,57 @@ impl Autopilot {
         }
     }
 
+    /// A flight stack stepped over its simulator protocol as an autopilot
+    /// configured with `config`; its outputs are checked as a library's.
+    pub fn from_stack(
+        stack: Box<dyn FlightStack>,
+        config: &ffi::lockstep_autopilot_config,
+    ) -> Result<Autopilot, AbiError> {
+        check_config(config)?;
+        Ok(Autopilot::with(
+            Backend::Stack(stack, Box::default()),
+            config,
+        ))
+    }
+
+    /// The vehicle's true state for the next step: sent by a flight stack's
+    /// protocol (PX4's ground truth, ArduPilot's state); a library never
+    /// sees it.
+    pub fn give_truth(&mut self, truth: &GroundTruth) {
+        if let Backend::Stack(_, t) = &mut self.backend {
+            **t = *truth;
+        }
+    }
+
+    /// Makes a flight stack's waits for its peer end once `flag` holds a
+    /// signal number (a library's step does not wait on anyone).
+    pub fn interrupt_on(&mut self, flag: std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        if let Backend::Stack(s, _) = &mut self.backend {
+            s.interrupt_on(flag);
+        }
+    }
+
+    /// Whether this is a flight stack over its simulator protocol.
+    pub fn is_stack(&self) -> bool {
+        matches!(self.backend, Backend::Stack(..))
+    }
+
+    /// A flight stack's description (kind and address); `None` for a library.
+    pub fn stack_description(&self) -> Option<String> {
+        match &self.backend {
+            Backend::Stack(s, _) => Some(s.describe()),
+            _ => None,
+        }
+    }
+
+    /// What a flight stack's link ignored or noticed (empty for a library).
+    pub fn stack_notes(&self) -> StackNotes {
+        match &self.backend {
+            Backend::Stack(s, _) => s.notes(),
+            _ => StackNotes::default(),
+        }
+    }
+
     fn with(backend: Backend, config: &ffi::lockstep_autopilot_config) -> Autopilot {
         Autopilot {
             backend,
@@ -131,7 +198,7 @@ impl Autopilot {
         match &self.backend {
             Backend::Local(i) => i.library().name.as_deref(),
             Backend::Isolated(r) => r.info().name.as_deref(),
-            Backend::Closed => None,
+            Backend::Stack(..) | Backend::Closed => None,
         }
     }
 
@@ -140,7 +207,7 @@ impl Autopilot {
         match &self.backend {
             Backend::Local(i) => i.library().capabilities,
             Backend::Isolated(r) => r.info().capabilities,
-            Backend::Closed => 0,
+            Backend::Stack(..) | Backend::Closed => 0,
         }
     }
 
@@ -184,6 +251,7 @@ impl Autopilot {
         let mut frame = match &mut self.backend {
             Backend::Local(i) => *i.step(time_us, sensors)?,
             Backend::Isolated(r) => r.step(time_us, sensors)?,
+            Backend::Stack(s, truth) => s.step(time_us, sensors, truth)?,
             Backend::Closed => return Err(closed()),
         };
         validate_outputs(&mut frame, time_us, self.policy)?;
@@ -205,6 +273,7 @@ impl Autopilot {
         match &mut self.backend {
             Backend::Local(i) => i.upload_mission(items)?,
             Backend::Isolated(r) => r.upload_mission(items)?,
+            Backend::Stack(s, _) => return Err(unsupported(s.as_ref(), "take a mission upload")),
             Backend::Closed => return Err(closed()),
         }
         self.vehicle.mission_items = items.len() as u32;
@@ -216,6 +285,7 @@ impl Autopilot {
         match &mut self.backend {
             Backend::Local(i) => i.set_param_f32(name, value),
             Backend::Isolated(r) => r.set_param_f32(name, value),
+            Backend::Stack(s, _) => Err(unsupported(s.as_ref(), "set a parameter")),
             Backend::Closed => Err(closed()),
         }
     }
@@ -225,6 +295,7 @@ impl Autopilot {
         match &mut self.backend {
             Backend::Local(i) => i.param_f32(name),
             Backend::Isolated(r) => r.param_f32(name),
+            Backend::Stack(s, _) => Err(unsupported(s.as_ref(), "read a parameter")),
             Backend::Closed => Err(closed()),
         }
     }
@@ -234,6 +305,7 @@ impl Autopilot {
         match &mut self.backend {
             Backend::Local(i) => i.set_param_i32(name, value),
             Backend::Isolated(r) => r.set_param_i32(name, value),
+            Backend::Stack(s, _) => Err(unsupported(s.as_ref(), "set a parameter")),
             Backend::Closed => Err(closed()),
         }
     }
@@ -243,6 +315,7 @@ impl Autopilot {
         match &mut self.backend {
             Backend::Local(i) => i.param_i32(name),
             Backend::Isolated(r) => r.param_i32(name),
+            Backend::Stack(s, _) => Err(unsupported(s.as_ref(), "read a parameter")),
             Backend::Closed => Err(closed()),
         }
     }
@@ -253,6 +326,7 @@ impl Autopilot {
         match &mut self.backend {
             Backend::Local(i) => i.reset()?,
             Backend::Isolated(r) => r.reset()?,
+            Backend::Stack(s, _) => return Err(unsupported(s.as_ref(), "be reset")),
             Backend::Closed => return Err(closed()),
         }
         self.last_time_us = None;
@@ -265,7 +339,7 @@ impl Autopilot {
         match &self.backend {
             Backend::Local(i) => i.can_migrate(),
             Backend::Isolated(r) => r.info().migrates,
-            Backend::Closed => false,
+            Backend::Stack(..) | Backend::Closed => false,
         }
     }
 
@@ -276,6 +350,7 @@ impl Autopilot {
         let bytes = match &mut self.backend {
             Backend::Local(i) => i.snapshot()?,
             Backend::Isolated(r) => r.snapshot()?,
+            Backend::Stack(s, _) => return Err(unsupported(s.as_ref(), "take a snapshot")),
             Backend::Closed => return Err(closed()),
         };
         Ok(AutopilotSnapshot {
@@ -290,6 +365,7 @@ impl Autopilot {
         match &mut self.backend {
             Backend::Local(i) => i.restore(&s.bytes)?,
             Backend::Isolated(r) => r.restore(&s.bytes)?,
+            Backend::Stack(st, _) => return Err(unsupported(st.as_ref(), "restore a snapshot")),
             Backend::Closed => return Err(closed()),
         }
         self.last_time_us = s.last_time_us;
@@ -302,7 +378,7 @@ impl Autopilot {
         match &mut self.backend {
             Backend::Local(i) => i.last_error(),
             Backend::Isolated(r) => r.last_error(),
-            Backend::Closed => String::new(),
+            Backend::Stack(..) | Backend::Closed => String::new(),
         }
     }
 
@@ -317,6 +393,7 @@ impl Autopilot {
                 Ok(())
             }
             Backend::Isolated(r) => r.close(),
+            Backend::Stack(mut s, _) => s.close(),
             Backend::Closed => Ok(()),
         }
     }

@@ -197,6 +197,37 @@ pub enum AbiError {
     /// snapshot_size() or snapshot() failed or broke the contract.
     #[error("autopilot snapshot failed: {reason}")]
     SnapshotFailed { reason: String },
+    /// A flight stack's simulator protocol has no way to do what was asked.
+    #[error("{stack} cannot {action}: {reason}")]
+    StackUnsupported {
+        stack: String,
+        action: String,
+        reason: String,
+    },
+    /// The link to a flight stack could not be opened.
+    #[error("{stack}: cannot listen on {address}: {reason}")]
+    StackListen {
+        stack: String,
+        address: String,
+        reason: String,
+    },
+    /// No flight stack connected in time.
+    #[error("{stack}: no flight stack connected within {waited_s} s{}", said(hint))]
+    PeerNotConnected {
+        stack: String,
+        waited_s: f64,
+        hint: String,
+    },
+    /// The flight stack disconnected, broke its protocol or missed a deadline.
+    #[error("{stack} at {}: {reason}", at(*time_us))]
+    PeerFailed {
+        stack: String,
+        time_us: u64,
+        reason: String,
+    },
+    /// A signal arrived while the harness waited for a flight stack.
+    #[error("interrupted by {} while waiting for the flight stack", crate::signal_name(*signal))]
+    WaitInterrupted { signal: i32 },
     /// restore() refused the snapshot.
     #[error("autopilot restore failed with status {code} ({}){}", crate::status_name(*code), said(message))]
     RestoreFailed { code: i32, message: String },

@@ -38,6 +38,7 @@ pub fn mode_name(mode: u32) -> &'static str {
         ffi::LOCKSTEP_MODE_LAND => "land",
         ffi::LOCKSTEP_MODE_LANDED => "landed",
         ffi::LOCKSTEP_MODE_OFFBOARD => "offboard",
+        ffi::LOCKSTEP_MODE_STACK => "flight-stack",
         _ => "unknown",
     }
 }
@@ -103,7 +104,7 @@ fn all_valid(out: &ffi::lockstep_actuator_frame) -> bool {
         & (out.armed <= 1)
         & (out.mission_finished <= 1)
         & (out.mode != ffi::LOCKSTEP_MODE_NONE)
-        & (out.mode <= ffi::LOCKSTEP_MODE_OFFBOARD)
+        & (out.mode <= ffi::LOCKSTEP_MODE_STACK)
         & (out.mission_current >= -1)
         & finite(&s.position_ned_m)
         & finite(&s.velocity_ned_mps)
@@ -231,7 +232,7 @@ pub fn validate_outputs(
             "not 0 or 1",
         ));
     }
-    if out.mode == ffi::LOCKSTEP_MODE_NONE || out.mode > ffi::LOCKSTEP_MODE_OFFBOARD {
+    if out.mode == ffi::LOCKSTEP_MODE_NONE || out.mode > ffi::LOCKSTEP_MODE_STACK {
         return Err(invalid(
             time_us,
             "mode".into(),
@@ -383,7 +384,14 @@ mod tests {
                 assert!(e.contains(&format!("output {name} = ")), "{e}");
             }
         }
-        for (mode, ok) in [(0, false), (1, true), (8, true), (9, true), (10, false)] {
+        for (mode, ok) in [
+            (0, false),
+            (1, true),
+            (8, true),
+            (9, true),
+            (10, true),
+            (11, false),
+        ] {
             let mut f = ok_frame();
             f.mode = mode;
             assert_eq!(

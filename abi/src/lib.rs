@@ -36,6 +36,7 @@ mod instance;
 pub mod isolate;
 pub mod layout;
 mod library;
+pub mod stack;
 mod symbols;
 
 pub use autopilot::{Autopilot, AutopilotSnapshot, MAX_MISSION_ITEMS, OutputPolicy};
@@ -44,4 +45,5 @@ pub use error::{AbiError, FieldMismatch, at};
 pub use frames::{config_zeroed, mode_name, status_name, validate_outputs};
 pub use isolate::{Isolation, IsolationOptions};
 pub use library::{AutopilotLibrary, Inspection, KNOWN_CAPABILITIES, LayoutVerdict, Report};
+pub use stack::{FlightStack, GroundTruth, StackNotes};
 pub use symbols::{MIGRATION_SYMBOLS, OPTIONAL_SYMBOLS};

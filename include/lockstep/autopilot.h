@@ -130,6 +130,8 @@ extern "C" {
 #define LOCKSTEP_MODE_LAND 7u     /* descend and land where it is */
 #define LOCKSTEP_MODE_LANDED 8u   /* on the ground after landing; auto-disarms */
 #define LOCKSTEP_MODE_OFFBOARD 9u /* flying the setpoint the commands carry */
+#define LOCKSTEP_MODE_STACK 10u   /* armed under a flight stack (PX4, ArduPilot) whose own mode its
+                                    * simulator link does not carry */
 
 /* ---- Setpoints (command setpoint_mask) -----------------------------------
  * An operator's (or a learning agent's) setpoint, as MAVLink's

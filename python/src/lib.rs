@@ -23,7 +23,7 @@ mod state;
 #[pyfunction]
 fn mode_names(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
     let d = pyo3::types::PyDict::new(py);
-    for m in 0..=lockstep_abi::ffi::LOCKSTEP_MODE_OFFBOARD {
+    for m in 0..=lockstep_abi::ffi::LOCKSTEP_MODE_STACK {
         d.set_item(m, lockstep_abi::mode_name(m))?;
     }
     Ok(d)

@@ -138,7 +138,22 @@ impl Choice {
             .clone()
             .map_or_else(assets::default_scenario, Ok)
             .map_err(|e| e.to_string())?;
-        let autopilot = assets::autopilot_or(self.autopilot.clone()).map_err(|e| e.to_string())?;
+        // `--autopilot px4-sitl`: a flight stack's name (when no such file
+        // exists) sets the scenario's `autopilot.kind`; the bundled library
+        // stays the path, unused.
+        let mut library = self.autopilot.clone();
+        if let Some(a) = &self.autopilot
+            && let Some(kind) = a.to_str().and_then(lockstep_stacks::StackKind::from_name)
+            && !a.exists()
+        {
+            overrides.push(Override::new(
+                "autopilot.kind",
+                toml::Value::String(kind.name().into()),
+                spelling.given("autopilot", kind.name()),
+            ));
+            library = None;
+        }
+        let autopilot = assets::autopilot_or(library).map_err(|e| e.to_string())?;
         Ok((scenario, autopilot, overrides))
     }
 }

@@ -43,12 +43,14 @@ fn every_example_scenario_meets_its_expectations() {
     assert_eq!(
         names,
         [
+            "ardupilot_json.toml",
             "battery_failsafe.toml",
             "event_driven.toml",
             "gust.toml",
             "hover.toml",
             "montecarlo.toml",
             "motor_failure.toml",
+            "px4_sitl.toml",
             "skeleton.toml",
             "square.toml",
             "swarm.toml"
@@ -57,6 +59,17 @@ fn every_example_scenario_meets_its_expectations() {
     for name in names {
         if name == "swarm.toml" {
             swarm();
+            continue;
+        }
+        if name == "px4_sitl.toml" || name == "ardupilot_json.toml" {
+            // A flight stack flies these: they validate here, and fly
+            // against the peers written from the stacks' sources in
+            // tests/peers (CI runs both).
+            let s = lockstep_harness::inputs::scenario::Scenario::load(
+                std::path::Path::new(SCENARIOS).join(&name),
+            )
+            .unwrap();
+            assert!(s.stack.is_some(), "{name}");
             continue;
         }
         let extra: &[&str] = if name == "skeleton.toml" {

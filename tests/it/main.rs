@@ -28,6 +28,7 @@ mod engine_runs;
 mod examples;
 mod fleet;
 mod fleet_migration;
+mod flight_stacks;
 mod flights;
 mod fly_cli;
 mod fmu;

@@ -5,7 +5,7 @@
 //! ([`build_world`]); the sensors and estimator ([`build_avionics`]); and,
 //! for the whole-vehicle engine, the plant's integrator and the log.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use lockstep_abi::{Autopilot, Isolation};
 use lockstep_plant::{AircraftSpec, Multirotor};
@@ -117,11 +117,16 @@ pub(crate) fn open_autopilot(
     isolation: &Isolation,
 ) -> Result<Autopilot, EngineError> {
     let ap_period = period(scenario, "autopilot")?;
-    let mut ap = Autopilot::open(
-        autopilot,
-        &autopilot_config(&resolved.plant, ap_period),
-        isolation,
-    )?;
+    let config = autopilot_config(&resolved.plant, ap_period);
+    if let Some(stack) = &scenario.stack {
+        // A flight stack over its simulator protocol: no parameters or
+        // mission to give it here (the scenario refuses them).
+        return Ok(Autopilot::from_stack(
+            lockstep_stacks::open(stack, &config)?,
+            &config,
+        )?);
+    }
+    let mut ap = Autopilot::open(autopilot, &config, isolation)?;
     crate::inputs::autopilot_params::apply(&mut ap, &scenario.autopilot_params)
         .map_err(|(key, e)| invalid(scenario, format!("key `{key}`: {e}")))?;
     if let Some(m) = &resolved.mission {
@@ -328,6 +333,7 @@ impl Engine {
         let resolved = resolve(scenario)?;
         period(scenario, "physics")?;
         let ap = open_autopilot(scenario, &resolved, autopilot, isolation)?;
+        let ap_label = ap.stack_description().map(PathBuf::from);
         let (world, finest) = build_world(scenario, Physics::Own)?;
         let Resolved {
             spec,
@@ -345,7 +351,9 @@ impl Engine {
         let row = logging::shaped_row(&plant);
         let (log, log_meta) = match (log, world.cad.log) {
             (Some(path), Some(_)) => {
-                let (log, meta) = logging::open_log(scenario, &plant, autopilot, path)?;
+                // A flight stack is named by its kind and address.
+                let named = ap_label.as_deref().unwrap_or(autopilot);
+                let (log, meta) = logging::open_log(scenario, &plant, named, path)?;
                 (Some(log), Some(meta))
             }
             _ => (None, None),
@@ -362,6 +370,8 @@ impl Engine {
             recorder: None,
             interrupt: None,
             wind_offset: [0.0; 3],
+            stack_notes: Vec::new(),
+            pace: None,
             finished: false,
             captured: None,
         })

@@ -38,6 +38,7 @@ mod hosted;
 mod logging;
 mod migration;
 mod options;
+mod pace;
 mod plant_runner;
 mod vehicle;
 mod world;
@@ -137,6 +138,10 @@ pub struct Engine {
     interrupt: Option<Arc<AtomicUsize>>,
     /// Wind a host adds to the world's (NED, m/s).
     wind_offset: [f64; 3],
+    /// Wall-clock pacing of [`Engine::run`] (none: as fast as possible).
+    pace: Option<pace::Pace>,
+    /// A flight stack's notes, taken when the run finished.
+    stack_notes: Vec<String>,
     /// [`Engine::finish`] has run.
     finished: bool,
     /// Log rows kept for [`Engine::take_rows`] (when capturing).
@@ -211,6 +216,16 @@ impl Engine {
     /// The integrator's work so far.
     pub fn integrator_stats(&self) -> lockstep_plant::integrate::Stats {
         self.vehicle.physics.stats()
+    }
+
+    /// What a flight stack's link ignored or noticed (bytes that were no
+    /// frame, re-sent packets...): one line each, empty for a library.
+    pub fn stack_notes(&self) -> Vec<String> {
+        if self.finished {
+            self.stack_notes.clone()
+        } else {
+            self.vehicle.avionics.ap.stack_notes().lines
+        }
     }
 
     /// The autopilot instance (its parameters, mission, last error).
@@ -289,7 +304,16 @@ impl Engine {
         let landed = fresh && self.vehicle.outputs.contact_points > 0;
         let issued = self.vehicle.avionics.issued();
         if vdue.autopilot {
-            self.vehicle.stage_autopilot(t, landed)?;
+            self.vehicle
+                .stage_autopilot(t, landed)
+                .map_err(|e| match e {
+                    // A signal ended a wait for a flight stack.
+                    AbiError::WaitInterrupted { signal } => EngineError::Interrupted {
+                        signal,
+                        time_us: t.0,
+                    },
+                    e => e.into(),
+                })?;
             let a = &self.vehicle.avionics;
             self.world
                 .journal
@@ -397,7 +421,15 @@ impl Engine {
     /// signal number (see `signal_hook::flag::register_usize`), ending with
     /// [`EngineError::Interrupted`] after writing everything up to there.
     pub fn interrupt_on(&mut self, flag: Arc<AtomicUsize>) {
+        self.vehicle.avionics.ap.interrupt_on(Arc::clone(&flag));
         self.interrupt = Some(flag);
+    }
+
+    /// Makes [`Engine::run`] keep to the wall clock: `speed` simulated
+    /// seconds per second of wall time (1 = real time). Time stays the
+    /// simulation's, so the outputs are those of a run as fast as possible.
+    pub fn pace(&mut self, speed: f64) {
+        self.pace = Some(pace::Pace::new(speed, self.world.now));
     }
 
     /// Runs to the end; the log is flushed whether the run ends by success
@@ -433,6 +465,9 @@ impl Engine {
                 Ok(None) => break Ok(()),
                 Err(e) => break Err(e),
             }
+            if let Some(p) = &mut self.pace {
+                p.wait_for(self.world.now);
+            }
         };
         self.finish(result)
     }
@@ -458,6 +493,8 @@ impl Engine {
         };
         let logged = logged.and_then(|()| self.finish_log_meta().map_err(EngineError::from));
         let result = result.and(logged);
+        // What a flight stack's link ignored, kept past the close.
+        self.stack_notes = self.vehicle.avionics.ap.stack_notes().lines;
         let result =
             result.and_then(|()| self.vehicle.avionics.ap.close().map_err(EngineError::from));
         if let Some(r) = self.recorder.take() {

@@ -148,6 +148,9 @@ impl Vehicle {
     /// Steps the autopilot and holds its motor commands on the plant's
     /// inputs; feeds the monitor.
     pub(crate) fn stage_autopilot(&mut self, t: Micros, landed: bool) -> Result<(), AbiError> {
+        if self.avionics.ap.is_stack() {
+            self.give_truth(t);
+        }
         self.avionics.step_autopilot(t, landed)?;
         if self.motor_override.is_some() {
             self.hold_override();
@@ -158,6 +161,27 @@ impl Vehicle {
             self.physics.inputs.motor_cmd[i] = f64::from(act.motors[i]);
         }
         Ok(())
+    }
+
+    /// Hands a flight stack the true state its simulator protocol sends
+    /// (the state at this boundary, the specific force and the wind held
+    /// over the coming interval).
+    fn give_truth(&mut self, t: Micros) {
+        let p = &self.physics;
+        let x = &p.x;
+        let g = p.plant.origin.to_geodetic([x[0], x[1], x[2]]);
+        self.avionics.ap.give_truth(&lockstep_abi::GroundTruth {
+            time_us: t.0,
+            position_ned_m: [x[0], x[1], x[2]],
+            velocity_ned_mps: [x[3], x[4], x[5]],
+            attitude_q: [x[6], x[7], x[8], x[9]],
+            rates_frd_radps: [x[10], x[11], x[12]],
+            specific_force_frd_mps2: self.outputs.specific_force_frd_mps2,
+            lat_deg: g.lat_deg,
+            lon_deg: g.lon_deg,
+            alt_m: g.alt_m,
+            wind_ned_mps: p.inputs.wind_ned_mps,
+        });
     }
 
     /// Feeds the verdict's monitor (at the autopilot's cadence, where the

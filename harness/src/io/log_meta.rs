@@ -102,7 +102,7 @@ impl LogMeta {
         batteries: usize,
     ) -> LogMeta {
         use crate::io::log::fault_bits as fb;
-        let modes = (0..=lockstep_abi::ffi::LOCKSTEP_MODE_OFFBOARD)
+        let modes = (0..=lockstep_abi::ffi::LOCKSTEP_MODE_STACK)
             .map(|m| (m, lockstep_abi::mode_name(m)))
             .collect();
         let mut fault_bits = BTreeMap::new();

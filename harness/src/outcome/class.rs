@@ -137,6 +137,8 @@ fn refused_library(e: &AbiError) -> bool {
             | AbiError::Param { .. }
             | AbiError::Unsupported { .. }
             | AbiError::PartialMigration { .. }
+            | AbiError::StackUnsupported { .. }
+            | AbiError::StackListen { .. }
     )
 }
 

@@ -63,6 +63,8 @@ pub struct FlightHeader {
     pub description: Option<String>,
     pub autopilot: PathBuf,
     pub isolated: bool,
+    /// A flight stack flies (over its simulator link), not a library.
+    pub flight_stack: bool,
     pub vehicle: String,
     pub rotors: usize,
     pub seed: u64,
@@ -79,6 +81,8 @@ pub struct Prepared {
     plot: Option<PathBuf>,
     summary: Option<PathBuf>,
     isolated: bool,
+    /// The flight stack flying instead of a library (kind and address).
+    stack: Option<String>,
 }
 
 impl std::fmt::Debug for Prepared {
@@ -168,6 +172,7 @@ pub fn report(
         overrides: context.overrides.clone(),
         autopilot: context.autopilot.clone(),
         isolated: context.isolated,
+        link_notes: engine.stack_notes(),
         vehicle: engine.plant().name.clone(),
         rotors: engine.plant().rotors.len(),
         seed: context.seed,
@@ -263,6 +268,7 @@ pub fn prepare(request: FlightRequest) -> Result<Prepared, RunError> {
         .map_err(|e| {
             let mut r = RunError::of_build(&e);
             if matches!(e, EngineError::Abi(_))
+                && s.stack.is_none()
                 && !r.message.contains(&autopilot.display().to_string())
             {
                 r.context
@@ -275,7 +281,9 @@ pub fn prepare(request: FlightRequest) -> Result<Prepared, RunError> {
     }
     // Read before the run: closing the instance at its end forgets it.
     let isolated = engine.autopilot().is_isolated();
+    let stack = engine.autopilot().stack_description();
     Ok(Prepared {
+        stack,
         request,
         scenario: s,
         engine,
@@ -292,8 +300,12 @@ impl Prepared {
         FlightHeader {
             scenario: self.request.scenario.clone(),
             description: self.scenario.description.clone(),
-            autopilot: self.request.autopilot.clone(),
+            autopilot: self
+                .stack
+                .as_ref()
+                .map_or_else(|| self.request.autopilot.clone(), PathBuf::from),
             isolated: self.isolated,
+            flight_stack: self.stack.is_some(),
             vehicle: self.engine.plant().name.clone(),
             rotors: self.engine.plant().rotors.len(),
             seed: self.scenario.seed,
@@ -305,6 +317,12 @@ impl Prepared {
     /// boundary (everything up to there is written).
     pub fn interrupt_on(&mut self, flag: Arc<AtomicUsize>) {
         self.engine.interrupt_on(flag);
+    }
+
+    /// Keeps the flight to the wall clock: `speed` simulated seconds per
+    /// second (1: real time); the outputs do not change.
+    pub fn pace(&mut self, speed: f64) {
+        self.engine.pace(speed);
     }
 
     /// Flies to the end (or the first error), then writes the exports and
@@ -363,7 +381,10 @@ impl Prepared {
             scenario: self.request.scenario.display().to_string(),
             description: self.scenario.description.clone(),
             overrides: self.request.overrides.clone(),
-            autopilot: self.request.autopilot.display().to_string(),
+            autopilot: self
+                .stack
+                .clone()
+                .unwrap_or_else(|| self.request.autopilot.display().to_string()),
             isolated: self.isolated,
             seed: self.scenario.seed,
             log: self.log.clone(),

@@ -44,6 +44,11 @@ pub struct FlightReport {
     pub overrides: Vec<Override>,
     pub autopilot: String,
     pub isolated: bool,
+    /// What a flight stack's link ignored or noticed (bytes that were no
+    /// MAVLink frame, re-sent servo packets, boot periods...), one line
+    /// each; absent for a library.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub link_notes: Vec<String>,
     pub vehicle: String,
     pub rotors: usize,
     pub seed: u64,

@@ -146,6 +146,22 @@ pub(super) struct AutopilotSection {
     #[serde(default)]
     #[schemars(with = "std::collections::BTreeMap<String, f64>")]
     pub params: std::collections::BTreeMap<String, toml::Value>,
+    /// What flies: "library" (default: an `autopilot.h` library, `--autopilot PATH`), "px4-sitl" (PX4 SITL over MAVLink HIL, TCP 4560 + instance) or "ardupilot-json" (ArduPilot SITL's JSON backend, UDP 9002 + 10 x instance). `--autopilot px4-sitl` sets it too.
+    pub kind: Option<String>,
+    /// Flight stacks: the SITL instance (PX4's `-i`, ArduPilot's `-I`), which sets the default port. Default 0.
+    pub instance: Option<u32>,
+    /// Flight stacks: the address to listen on. Default "127.0.0.1".
+    pub address: Option<String>,
+    /// Flight stacks: the port, instead of the instance's.
+    pub port: Option<u16>,
+    /// Flight stacks: the output channel (0-based) of each rotor of the spec, in the spec's rotor order. Default: rotor i on channel i.
+    pub output_map: Option<Vec<i64>>,
+    /// Flight stacks: how long the first step waits for the stack to connect, s (default 60, at most 3600).
+    pub connect_timeout_s: Option<f64>,
+    /// Flight stacks: how long a step waits for the stack's answer, s (default 10, at most 3600).
+    pub step_deadline_s: Option<f64>,
+    /// px4-sitl: "free-run" (default: until PX4's first answer each message waits one autopilot period, motors off, as Gazebo does while PX4 boots) or "strict" (every message waits for its answer from the first: byte-identical runs with a peer that answers every message).
+    pub boot: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Default, JsonSchema)]

@@ -47,6 +47,7 @@ mod file;
 mod overrides;
 pub mod reference;
 mod settings;
+mod stack;
 #[cfg(test)]
 mod tests;
 mod types;
@@ -107,6 +108,8 @@ pub struct Scenario {
     pub event_keys: Vec<String>,
     /// `[autopilot.params]`, set after the autopilot is created.
     pub autopilot_params: crate::inputs::autopilot_params::Params,
+    /// `[autopilot]`'s flight stack, when one flies instead of a library.
+    pub stack: Option<lockstep_stacks::StackOptions>,
     /// `[expect]`: crash thresholds and the conditions of the verdict.
     pub expect: crate::outcome::verdict::Expectations,
     /// `[world]`: the origin (when given) and how far a mission may reach.
@@ -423,6 +426,13 @@ impl Scenario {
                 .map_err(|(k, reason)| invalid(&k, reason))?,
             None => Default::default(),
         };
+        let stack = match &f.autopilot {
+            Some(a) => stack::stack_options(a).map_err(key_err)?,
+            None => None,
+        };
+        if let Some(st) = &stack {
+            stack::refuse_operator_inputs(st.kind, mission.is_some(), &events).map_err(key_err)?;
+        }
         let expect = expect::expectations(f.expect.as_ref()).map_err(key_err)?;
         let world = world_settings(f.world.as_ref()).map_err(key_err)?;
         let montecarlo = match &f.montecarlo {
@@ -450,6 +460,7 @@ impl Scenario {
             event_keys: (0..events.len()).map(|i| format!("events[{i}]")).collect(),
             events,
             autopilot_params,
+            stack,
         })
     }
 
