@@ -14,7 +14,10 @@ pub struct ScenarioArgs {
     /// The scenario file (default: examples/scenarios/square.toml, the
     /// Iris flying the square mission in wind on noisy estimates).
     scenario: Option<PathBuf>,
-    /// The autopilot library (default: the bundled reference autopilot).
+    /// The autopilot library (default: the bundled reference autopilot),
+    /// or a flight stack over its simulator protocol: `px4-sitl` (PX4 SITL,
+    /// TCP 4560) or `ardupilot-json` (ArduPilot SITL's JSON backend, UDP
+    /// 9002); see the scenario's `[autopilot]` keys.
     #[arg(long)]
     autopilot: Option<PathBuf>,
     /// Override the scenario's seed (`simulation.seed`).

@@ -12,19 +12,38 @@ use crate::Output;
 /// The most timeline lines the text summary prints (all are in the JSON).
 const TIMELINE_LINES: usize = 20;
 
-pub fn fly(verb: &str, request: FlightRequest, pace: Option<f64>, output: Output) -> ExitCode {
+pub fn fly(
+    verb: &str,
+    request: FlightRequest,
+    pace: Option<f64>,
+    gcs: Option<lockstep_run::gcs::GcsOptions>,
+    output: Output,
+) -> ExitCode {
     let interrupt = crate::signals::catch();
     let mut prepared = match flight::prepare(request) {
         Ok(p) => p,
         Err(e) => return crate::refused(verb, &e),
     };
     prepared.interrupt_on(interrupt);
+    if let Some(g) = &gcs
+        && let Err(e) = prepared.serve(g)
+    {
+        return crate::refused(verb, &e);
+    }
     if let Some(speed) = pace {
         prepared.pace(speed);
     }
     let header = prepared.header();
     if output == Output::Text {
         print_header(&header);
+        if let Some(g) = &gcs {
+            for e in &g.endpoints {
+                say!("mavlink       {e} ({:?} modes)", g.style);
+            }
+            if let Some(r) = &g.replay {
+                say!("mavlink       replaying {}", r.display());
+            }
+        }
     }
     let mut bar = Progress::new(output != Output::Quiet, header.duration_us, Instant::now());
     let report = prepared.fly(|t| bar.update(t));

@@ -64,6 +64,26 @@ pub struct FlyArgs {
     /// ten times real time) [default: as fast as possible].
     #[arg(long, value_name = "X", value_parser = speed)]
     speed: Option<f64>,
+    /// Serve the flight to ground stations over MAVLink: `udp:HOST:PORT`
+    /// sends to one listening there (QGroundControl: udp:127.0.0.1:14550,
+    /// MAVSDK: udp:127.0.0.1:14540), `listen:HOST:PORT` waits for one to
+    /// send first. Repeatable. The flight keeps to the wall clock
+    /// (--realtime) unless --speed says otherwise; with --out, the inputs
+    /// received are recorded in DIR/mavlink-inputs.jsonl.
+    #[arg(long, value_name = "ENDPOINT", value_parser = gcs_endpoint)]
+    mavlink: Vec<lockstep_run::gcs::Endpoint>,
+    /// How the MAVLink vehicle's modes read: `px4` (PX4's custom modes)
+    /// or `ardupilot` (ArduCopter's) [default: px4].
+    #[arg(long, value_name = "STYLE", value_parser = ["px4", "ardupilot"])]
+    mavlink_style: Option<String>,
+    /// Record the ground stations' inputs here (with --out: by default
+    /// DIR/mavlink-inputs.jsonl).
+    #[arg(long, value_name = "FILE")]
+    mavlink_record: Option<PathBuf>,
+    /// Replay the inputs an earlier --mavlink flight recorded: the same
+    /// flight bit for bit, with no ground station, as fast as possible.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["mavlink", "mavlink_record"])]
+    mavlink_replay: Option<PathBuf>,
     /// Print the summary as one JSON object instead of text.
     #[arg(long, conflicts_with = "quiet")]
     json: bool,
@@ -151,14 +171,48 @@ pub fn command(verb: &'static str, a: FlyArgs) -> ExitCode {
             step_deadline: a.step_deadline,
         });
     }
-    let pace = if a.realtime { Some(1.0) } else { a.speed };
+    let served = !a.mavlink.is_empty();
+    let pace = if a.realtime {
+        Some(1.0)
+    } else if a.speed.is_none() && served {
+        // A ground station runs on the wall clock.
+        Some(1.0)
+    } else {
+        a.speed
+    };
+    if (served || a.mavlink_replay.is_some()) && a.network_role.is_some() {
+        return refuse(
+            "--mavlink and --mavlink-replay serve one vehicle's flight; not a distributed run",
+        );
+    }
+    if a.mavlink_style.is_some() && !served {
+        return refuse("--mavlink-style is for --mavlink");
+    }
+    if a.mavlink_record.is_some() && !served {
+        return refuse("--mavlink-record is for --mavlink");
+    }
+    let gcs = (served || a.mavlink_replay.is_some()).then(|| lockstep_run::gcs::GcsOptions {
+        endpoints: a.mavlink.clone(),
+        style: a
+            .mavlink_style
+            .as_deref()
+            .and_then(lockstep_run::gcs::Style::from_name)
+            .unwrap_or(lockstep_run::gcs::Style::Px4),
+        record: a.mavlink_record.clone().or_else(|| {
+            served
+                .then(|| a.out.as_ref().map(|d| d.join("mavlink-inputs.jsonl")))
+                .flatten()
+        }),
+        replay: a.mavlink_replay.clone(),
+    });
     if pace.is_some() && a.network_role.is_some() {
         return refuse("--realtime and --speed pace one vehicle's flight; not a distributed run");
     }
     match lockstep_run::fleet::is_fleet(&scenario) {
-        Ok(true) if pace.is_some() => {
+        Ok(true) if pace.is_some() || gcs.is_some() => {
             return refuse(&format!(
-                "--realtime and --speed pace one vehicle's flight; {} is a fleet ([[vehicles]])",
+                "--realtime, --speed and --mavlink are for one vehicle's flight; {} is a fleet \
+                 ([[vehicles]])",
                 scenario.display()
             ));
         }
@@ -216,6 +270,7 @@ pub fn command(verb: &'static str, a: FlyArgs) -> ExitCode {
             isolation,
         },
         pace,
+        gcs,
         output,
     )
 }
@@ -228,4 +283,9 @@ fn speed(s: &str) -> Result<f64, String> {
             "{s} is not a speed in (0, 1000000] (simulated seconds per second)"
         )),
     }
+}
+
+/// A `--mavlink` endpoint.
+fn gcs_endpoint(s: &str) -> Result<lockstep_run::gcs::Endpoint, String> {
+    lockstep_run::gcs::Endpoint::parse(s)
 }

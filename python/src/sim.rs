@@ -284,19 +284,20 @@ impl Sim {
     }
 
     /// Sends a command to the autopilot for its next step, as a scenario
-    /// event now would: "arm", "disarm", "mission_start", "rtl", "land",
+    /// event now would: "arm", "disarm", "mission_start", "takeoff", "rtl", "land",
     /// "hold".
     fn command(&self, py: Python<'_>, name: &str) -> PyResult<()> {
         let a = match name {
             "arm" => Action::Arm,
             "disarm" => Action::Disarm,
             "mission_start" => Action::MissionStart,
+            "takeoff" => Action::Takeoff,
             "rtl" => Action::Rtl,
             "land" => Action::Land,
             "hold" => Action::Hold,
             other => {
                 return Err(PyValueError::new_err(format!(
-                    "command {other:?}: one of \"arm\", \"disarm\", \"mission_start\", \"rtl\", \
+                    "command {other:?}: one of \"arm\", \"disarm\", \"mission_start\", \"takeoff\", \"rtl\", \
                      \"land\", \"hold\""
                 )));
             }

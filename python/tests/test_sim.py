@@ -123,7 +123,7 @@ def test_state_reads_commands_faults_and_setpoints(idle):
     assert str(ex.value) == "setpoint.thrust is required with rates_frd_radps"
     with pytest.raises(ValueError) as ex:
         s.command("fly")
-    assert str(ex.value) == 'command "fly": one of "arm", "disarm", "mission_start", "rtl", "land", "hold"'
+    assert str(ex.value) == 'command "fly": one of "arm", "disarm", "mission_start", "takeoff", "rtl", "land", "hold"'
     with pytest.raises(ValueError) as ex:
         s.run_until(1)
     assert str(ex.value) == "run until t = 0.000001 s, but the simulation is at t = 17.005000 s"

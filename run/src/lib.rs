@@ -31,6 +31,7 @@ pub mod choice;
 pub mod cosim;
 pub mod fleet;
 pub mod flight;
+pub mod gcs;
 pub mod hosts;
 pub mod net;
 pub mod orchestrate;

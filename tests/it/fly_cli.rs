@@ -363,3 +363,52 @@ fn typos_get_suggestions_that_work() {
     ]);
     assert_eq!(r.code(), 0, "{r}");
 }
+
+/// `--speed X` keeps the flight to X simulated seconds per wall second and
+/// changes no byte of what it writes; bad speeds and pacing a fleet are
+/// refused with the exact message.
+#[test]
+fn pacing_waits_for_the_wall_clock_and_changes_no_output() {
+    let dir = TempDir::new("pace");
+    let (fast, paced) = (dir.join("fast"), dir.join("paced"));
+    let args = |out: &Path| {
+        vec![
+            "fly".to_string(),
+            "--duration".into(),
+            "3".into(),
+            "--quiet".into(),
+            "--out".into(),
+            out.to_str().unwrap().into(),
+        ]
+    };
+    let r = lockstep(&args(&fast));
+    assert!(r.status.code() == Some(3) || r.status.success(), "{r}");
+    let mut a = args(&paced);
+    a.extend(["--speed".into(), "4".into()]);
+    let p = lockstep(&a);
+    assert_eq!(p.status.code(), r.status.code(), "{p}");
+    // 3 simulated seconds at 4x: at least 0.75 s of wall time.
+    assert!(p.wall.as_secs_f64() >= 0.75, "{:?}", p.wall);
+    assert_eq!(
+        std::fs::read(fast.join("log.csv")).unwrap(),
+        std::fs::read(paced.join("log.csv")).unwrap()
+    );
+    let bad = lockstep(&["fly", "--speed", "0"]);
+    assert_eq!(bad.status.code(), Some(2), "{bad}");
+    assert!(
+        bad.stderr.contains(
+            "invalid value '0' for '--speed <X>': 0 is not a speed in (0, 1000000] (simulated \
+             seconds per second)"
+        ),
+        "{bad}"
+    );
+    let swarm = examples().join("scenarios/swarm.toml");
+    let fleet = lockstep(&["fly", swarm.to_str().unwrap(), "--realtime"]);
+    assert_eq!(fleet.status.code(), Some(2), "{fleet}");
+    assert!(
+        fleet
+            .stderr
+            .contains("--realtime, --speed and --mavlink are for one vehicle's flight; "),
+        "{fleet}"
+    );
+}

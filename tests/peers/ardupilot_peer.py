@@ -53,7 +53,8 @@ def parse_reply(data):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, default=9002)
-    ap.add_argument("--plan", choices=["hover", "box"], default="hover")
+    ap.add_argument("--plan", choices=["hover", "box", "echo"], default="hover",
+                    help="echo: answer at once with the motors off (the link alone)")
     ap.add_argument("--channels", type=int, choices=[16, 32], default=16)
     ap.add_argument("--record")
     ap.add_argument("--lose-reply", type=int, default=-1,
@@ -95,9 +96,12 @@ def main():
         deltat = 0.0 if ts < last_ts else ts - last_ts
         now_us = int(float(now_us) + deltat * 1.0e6)
         last_ts = ts
-        st = State(reply)
-        gyro = reply["imu"]["gyro"]
-        controls, _ = ctl.motors(st, gyro, plan_target(args.plan, now_us * 1e-6), 0.0025)
+        if args.plan == "echo":
+            controls = [0.0] * 4
+        else:
+            st = State(reply)
+            gyro = reply["imu"]["gyro"]
+            controls, _ = ctl.motors(st, gyro, plan_target(args.plan, now_us * 1e-6), 0.0025)
         pwm = [int(round(1000 + 1000 * u)) for u in controls] + [1000] * (args.channels - 4)
         rows.append((frame, repr(ts), now_us, *pwm[:4]))
         frame += 1

@@ -153,7 +153,8 @@ class Controller:
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, default=4560)
-    ap.add_argument("--plan", choices=["hover", "box"], default="hover")
+    ap.add_argument("--plan", choices=["hover", "box", "echo"], default="hover",
+                    help="echo: answer at once with the motors off (the link alone)")
     ap.add_argument("--record", help="CSV of every answer")
     ap.add_argument("--connect-timeout", type=float, default=30.0)
     ap.add_argument("--stop-after", type=int, default=0,
@@ -172,6 +173,11 @@ def main():
             est.gps(m)
         elif kind == "HIL_SENSOR" and m.id == 0:
             if args.stop_after and answered >= args.stop_after:
+                continue
+            if args.plan == "echo":
+                link.mav.hil_actuator_controls_send(m.time_usec, [0.0] * 16, 0, 1)
+                answered += 1
+                rows.append((m.time_usec, m.fields_updated, 0.0, 0.0, 0.0, 0.0))
                 continue
             est.imu(m)
             dt = 0.004 if last is None else (m.time_usec - last) * 1e-6

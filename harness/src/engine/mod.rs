@@ -96,6 +96,10 @@ pub enum EngineError {
     HostOwnsPlant { action: String },
     #[error("interrupted by {} at {}", lockstep_abi::signal_name(*signal), lockstep_abi::at(*time_us))]
     Interrupted { signal: i32, time_us: u64 },
+    /// The link to the ground stations failed (a socket, the record of
+    /// their inputs).
+    #[error("the ground-station link failed: {reason}")]
+    GroundStation { reason: String },
     /// A vehicle state that does not load into this vehicle.
     #[error(transparent)]
     State(#[from] crate::io::persist::PersistError),
@@ -441,9 +445,17 @@ impl Engine {
     /// [`Engine::run`], calling `progress` with the simulated time every
     /// [`PROGRESS_EVERY`] boundaries (for a progress bar; it cannot change
     /// the run).
-    pub fn run_observed(
+    pub fn run_observed(&mut self, progress: impl FnMut(Micros)) -> Result<Summary, EngineError> {
+        self.run_with(progress, |_| Ok(()))
+    }
+
+    /// [`Engine::run_observed`], calling `each` after every boundary (a
+    /// ground station's link reading its inputs and sending telemetry); an
+    /// error from it ends the run as an engine error would.
+    pub fn run_with(
         &mut self,
         mut progress: impl FnMut(Micros),
+        mut each: impl FnMut(&mut Engine) -> Result<(), EngineError>,
     ) -> Result<Summary, EngineError> {
         let mut count = 0u32;
         let result = loop {
@@ -467,6 +479,9 @@ impl Engine {
             }
             if let Some(p) = &mut self.pace {
                 p.wait_for(self.world.now);
+            }
+            if let Err(e) = each(self) {
+                break Err(e);
             }
         };
         self.finish(result)

@@ -161,7 +161,9 @@ pub fn classify(e: &EngineError) -> Classified {
         }
         EngineError::Abi(_) => Classified::new(RunFailure, Part::Autopilot),
         EngineError::Integrator(_) => Classified::new(RunFailure, Part::Plant),
-        EngineError::Log(_) | EngineError::Record(_) => Classified::new(RunFailure, Part::Output),
+        EngineError::Log(_) | EngineError::Record(_) | EngineError::GroundStation { .. } => {
+            Classified::new(RunFailure, Part::Output)
+        }
         EngineError::HostTruth { .. } | EngineError::State(_) => {
             Classified::new(RunFailure, Part::Argument)
         }

@@ -3,7 +3,7 @@
 
 use lockstep_abi::ffi::{
     LOCKSTEP_MODE_HOLD, LOCKSTEP_MODE_LAND, LOCKSTEP_MODE_OFFBOARD, LOCKSTEP_MODE_RTL,
-    lockstep_actuator_frame,
+    LOCKSTEP_MODE_TAKEOFF, lockstep_actuator_frame,
 };
 use lockstep_abi::mode_name;
 
@@ -77,6 +77,7 @@ impl Journal {
     /// A scenario event fired at `t`.
     pub fn event(&mut self, t: Micros, action: &Action) {
         match action {
+            Action::Takeoff => self.requested = Some(LOCKSTEP_MODE_TAKEOFF),
             Action::Rtl => self.requested = Some(LOCKSTEP_MODE_RTL),
             Action::Land => self.requested = Some(LOCKSTEP_MODE_LAND),
             Action::Hold => self.requested = Some(LOCKSTEP_MODE_HOLD),

@@ -83,6 +83,8 @@ pub struct Prepared {
     isolated: bool,
     /// The flight stack flying instead of a library (kind and address).
     stack: Option<String>,
+    /// The ground stations served, if any.
+    gcs: Option<crate::gcs::Gcs>,
 }
 
 impl std::fmt::Debug for Prepared {
@@ -284,6 +286,7 @@ pub fn prepare(request: FlightRequest) -> Result<Prepared, RunError> {
     let stack = engine.autopilot().stack_description();
     Ok(Prepared {
         stack,
+        gcs: None,
         request,
         scenario: s,
         engine,
@@ -317,6 +320,21 @@ impl Prepared {
     /// boundary (everything up to there is written).
     pub fn interrupt_on(&mut self, flag: Arc<AtomicUsize>) {
         self.engine.interrupt_on(flag);
+    }
+
+    /// Serves the flight to ground stations over MAVLink (or replays the
+    /// inputs they gave a flight before): see [`crate::gcs`].
+    pub fn serve(&mut self, options: &crate::gcs::GcsOptions) -> Result<(), RunError> {
+        let config = RunError::configuration;
+        if self.stack.is_some() {
+            return Err(config(String::from(
+                "a flight stack has ground-station links of its own (PX4's and ArduPilot's \
+                 MAVLink ports): --mavlink serves an autopilot.h library's flight",
+            )));
+        }
+        let names = self.scenario.autopilot_params.keys().cloned().collect();
+        self.gcs = Some(crate::gcs::Gcs::open(options, names).map_err(RunError::configuration)?);
+        Ok(())
     }
 
     /// Keeps the flight to the wall clock: `speed` simulated seconds per
@@ -356,9 +374,21 @@ impl Prepared {
 
     fn fly_here(&mut self, mut observe: impl FnMut(u64)) -> FlightReport {
         let started = Instant::now();
-        let result = self.engine.run_observed(|t| observe(t.0));
+        let result = match &mut self.gcs {
+            Some(gcs) => self.engine.run_with(
+                |t| observe(t.0),
+                |e| {
+                    gcs.serve(e)
+                        .map_err(|reason| EngineError::GroundStation { reason })
+                },
+            ),
+            None => self.engine.run_observed(|t| observe(t.0)),
+        };
         let wall = started.elapsed().as_secs_f64();
         let mut report = self.report(&result, wall);
+        if let Some(gcs) = &self.gcs {
+            report.link_notes.extend(gcs.notes());
+        }
         self.write_exports(&mut report);
         if let Some(f) = &self.summary
             && let Err(e) = std::fs::write(f, format!("{}\n", report.to_json()))

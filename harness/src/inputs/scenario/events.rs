@@ -125,6 +125,7 @@ pub(super) fn event(
         "arm" => Action::Arm,
         "disarm" => Action::Disarm,
         "mission_start" => Action::MissionStart,
+        "takeoff" => Action::Takeoff,
         "rtl" => Action::Rtl,
         "land" => Action::Land,
         "hold" => Action::Hold,

@@ -387,7 +387,7 @@ pub(super) struct EventSection {
     /// Fire at the first boundary where all given conditions hold.
     #[serde(default)]
     pub when: Option<WhenSection>,
-    /// arm, disarm, mission_start, rtl, land, hold, wind_gust, motor_fail, motor_restore, thrust_loss, battery_disconnect, battery_reconnect, sensor_dropout, sensor_freeze, sensor_bias_step, sensor_noise_scale, sensor_clear.
+    /// arm, disarm, mission_start, takeoff, rtl, land, hold, wind_gust, motor_fail, motor_restore, thrust_loss, battery_disconnect, battery_reconnect, sensor_dropout, sensor_freeze, sensor_bias_step, sensor_noise_scale, sensor_clear.
     pub action: String,
     /// motor_fail, motor_restore, thrust_loss: the motor index.
     #[serde(default)]

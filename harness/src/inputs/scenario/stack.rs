@@ -152,6 +152,7 @@ pub(super) fn refuse_operator_inputs(
             Action::Arm
                 | Action::Disarm
                 | Action::MissionStart
+                | Action::Takeoff
                 | Action::Rtl
                 | Action::Land
                 | Action::Hold

@@ -84,6 +84,8 @@ pub enum Action {
     Arm,
     Disarm,
     MissionStart,
+    /// Climb to the autopilot's takeoff altitude over where it is.
+    Takeoff,
     Rtl,
     Land,
     Hold,
@@ -197,6 +199,7 @@ impl std::fmt::Display for Action {
             Action::Arm => f.write_str("arm"),
             Action::Disarm => f.write_str("disarm"),
             Action::MissionStart => f.write_str("mission_start"),
+            Action::Takeoff => f.write_str("takeoff"),
             Action::Rtl => f.write_str("rtl"),
             Action::Land => f.write_str("land"),
             Action::Hold => f.write_str("hold"),

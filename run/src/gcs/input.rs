@@ -1,0 +1,320 @@
+//! What a ground station changes in a flight, as decoded from its MAVLink
+//! messages, and the file that records it: one JSON object per line, each
+//! with the simulated time (µs) of the boundary after which it applied.
+//! Replaying the file applies the same inputs after the same boundaries
+//! through the same code, so the flight is the live one bit for bit, with
+//! no network and at any speed.
+
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+
+use lockstep_abi::ffi::lockstep_mission_item;
+use lockstep_harness::engine::Engine;
+use lockstep_harness::inputs::scenario::Action;
+use serde::{Deserialize, Serialize};
+
+/// One input of a ground station.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "input", rename_all = "snake_case")]
+pub enum Input {
+    /// A command through the scenario's command path (`arm`, `disarm`,
+    /// `takeoff`, `mission_start`, `rtl`, `land`, `hold`).
+    Command { command: String },
+    /// A mission uploaded (replacing the autopilot's), in the contract's
+    /// items.
+    Mission { items: Vec<Item> },
+    /// A float parameter set.
+    ParamF32 {
+        name: String,
+        #[serde(with = "exact")]
+        value: f32,
+    },
+    /// An integer parameter set.
+    ParamI32 { name: String, value: i32 },
+}
+
+/// A mission item as the contract has it (`lockstep_mission_item`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Item {
+    pub command: u32,
+    pub frame: u32,
+    #[serde(with = "exact_array")]
+    pub params: [f32; 4],
+    pub lat_deg: f64,
+    pub lon_deg: f64,
+    #[serde(with = "exact")]
+    pub alt_m: f32,
+    pub autocontinue: u32,
+}
+
+impl Item {
+    pub fn of(it: &lockstep_mission_item) -> Item {
+        Item {
+            command: it.command,
+            frame: it.frame,
+            params: [it.param1, it.param2, it.param3, it.param4],
+            lat_deg: it.lat_deg,
+            lon_deg: it.lon_deg,
+            alt_m: it.alt_m,
+            autocontinue: it.autocontinue,
+        }
+    }
+
+    pub fn contract(&self) -> lockstep_mission_item {
+        lockstep_mission_item {
+            command: self.command,
+            frame: self.frame,
+            param1: self.params[0],
+            param2: self.params[1],
+            param3: self.params[2],
+            param4: self.params[3],
+            lat_deg: self.lat_deg,
+            lon_deg: self.lon_deg,
+            alt_m: self.alt_m,
+            autocontinue: self.autocontinue,
+        }
+    }
+}
+
+/// The command names and their actions.
+pub const COMMANDS: [(&str, Action); 7] = [
+    ("arm", Action::Arm),
+    ("disarm", Action::Disarm),
+    ("takeoff", Action::Takeoff),
+    ("mission_start", Action::MissionStart),
+    ("rtl", Action::Rtl),
+    ("land", Action::Land),
+    ("hold", Action::Hold),
+];
+
+impl Input {
+    /// Applies the input to the flight now (the one place live and replayed
+    /// inputs take effect). A refusal (the autopilot rejects the mission or
+    /// the parameter) is returned for the ground station's answer; the
+    /// flight goes on.
+    pub fn apply(&self, engine: &mut Engine) -> Result<(), String> {
+        match self {
+            Input::Command { command } => {
+                let action = COMMANDS
+                    .iter()
+                    .find(|(n, _)| n == command)
+                    .map(|(_, a)| *a)
+                    .ok_or_else(|| format!("unknown command {command:?}"))?;
+                engine.apply_now(action);
+                Ok(())
+            }
+            Input::Mission { items } => {
+                let items: Vec<lockstep_mission_item> = items.iter().map(Item::contract).collect();
+                engine.upload_mission(&items).map_err(|e| e.to_string())
+            }
+            Input::ParamF32 { name, value } => engine
+                .autopilot()
+                .set_param_f32(name, *value)
+                .map_err(|e| e.to_string()),
+            Input::ParamI32 { name, value } => engine
+                .autopilot()
+                .set_param_i32(name, *value)
+                .map_err(|e| e.to_string()),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Line {
+    time_us: u64,
+    #[serde(flatten)]
+    input: Input,
+}
+
+/// Writes each input as it applies (flushed at once: a run that stops
+/// keeps what was applied).
+#[derive(Debug)]
+pub struct Recorder {
+    path: PathBuf,
+    file: std::io::BufWriter<std::fs::File>,
+}
+
+impl Recorder {
+    pub fn create(path: &Path) -> Result<Recorder, String> {
+        let file = std::fs::File::create(path)
+            .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+        Ok(Recorder {
+            path: path.to_path_buf(),
+            file: std::io::BufWriter::new(file),
+        })
+    }
+
+    pub fn write(&mut self, time_us: u64, input: &Input) -> Result<(), String> {
+        let line = Line {
+            time_us,
+            input: input.clone(),
+        };
+        let text = serde_json::to_string(&line).map_err(|e| e.to_string())?;
+        writeln!(self.file, "{text}")
+            .and_then(|()| self.file.flush())
+            .map_err(|e| format!("writing {}: {e}", self.path.display()))
+    }
+}
+
+/// The inputs of a recording, in order.
+#[derive(Debug)]
+pub struct Replay {
+    inputs: std::collections::VecDeque<(u64, Input)>,
+}
+
+impl Replay {
+    pub fn load(path: &Path) -> Result<Replay, String> {
+        let file = std::fs::File::open(path)
+            .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        let mut inputs = std::collections::VecDeque::new();
+        let mut last = 0;
+        for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
+            let line = line.map_err(|e| format!("reading {}: {e}", path.display()))?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let l: Line = serde_json::from_str(&line)
+                .map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
+            if l.time_us < last {
+                return Err(format!(
+                    "{}:{}: time_us {} is before the line above's {last}",
+                    path.display(),
+                    i + 1,
+                    l.time_us
+                ));
+            }
+            last = l.time_us;
+            inputs.push_back((l.time_us, l.input));
+        }
+        Ok(Replay { inputs })
+    }
+
+    /// The inputs recorded after the boundary at `time_us`.
+    pub fn due(&mut self, time_us: u64) -> Vec<Input> {
+        let mut out = Vec::new();
+        while self.inputs.front().is_some_and(|(t, _)| *t <= time_us) {
+            if let Some((_, i)) = self.inputs.pop_front() {
+                out.push(i);
+            }
+        }
+        out
+    }
+}
+
+/// An `f32` written exactly: a finite number as JSON's shortest text (which
+/// reads back to the same bits), anything else (MAVLink's NaN for "unset")
+/// as its bits, e.g. `"0x7fc00000"`.
+mod exact {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(untagged)]
+    pub(super) enum Repr {
+        Number(f32),
+        Bits(String),
+    }
+
+    pub(super) fn repr(v: f32) -> Repr {
+        if v.is_finite() {
+            Repr::Number(v)
+        } else {
+            Repr::Bits(format!("{:#010x}", v.to_bits()))
+        }
+    }
+
+    pub(super) fn value<E: serde::de::Error>(r: Repr) -> Result<f32, E> {
+        match r {
+            Repr::Number(v) => Ok(v),
+            Repr::Bits(s) => s
+                .strip_prefix("0x")
+                .and_then(|h| u32::from_str_radix(h, 16).ok())
+                .map(f32::from_bits)
+                .ok_or_else(|| {
+                    E::custom(format!(
+                        "{s:?} is not a number nor 0x followed by 8 hex digits"
+                    ))
+                }),
+        }
+    }
+
+    pub(super) fn serialize<S: Serializer>(v: &f32, s: S) -> Result<S::Ok, S::Error> {
+        repr(*v).serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f32, D::Error> {
+        value(Repr::deserialize(d)?)
+    }
+}
+
+/// [`exact`] for the four parameters of an item.
+mod exact_array {
+    use super::exact::{Repr, repr, value};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(v: &[f32; 4], s: S) -> Result<S::Ok, S::Error> {
+        v.map(repr).serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[f32; 4], D::Error> {
+        let [a, b, c, e] = <[Repr; 4]>::deserialize(d)?;
+        Ok([value(a)?, value(b)?, value(c)?, value(e)?])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inputs_round_trip_through_their_lines_bit_for_bit() {
+        let odd_nan = f32::from_bits(0x7fc0_0123);
+        let inputs = [
+            Input::Mission {
+                items: vec![Item {
+                    command: 16,
+                    frame: 3,
+                    params: [0.5, f32::NAN, odd_nan, -0.0],
+                    lat_deg: 47.397_742_1,
+                    lon_deg: 8.545_594,
+                    alt_m: 10.1,
+                    autocontinue: 1,
+                }],
+            },
+            Input::ParamF32 {
+                name: "MPC_XY_VEL_MAX".into(),
+                value: f32::INFINITY,
+            },
+            Input::ParamI32 {
+                name: "COM_LOW_BAT_ACT".into(),
+                value: -3,
+            },
+            Input::Command {
+                command: "rtl".into(),
+            },
+        ];
+        for input in inputs {
+            let text = serde_json::to_string(&Line {
+                time_us: 4000,
+                input: input.clone(),
+            })
+            .unwrap();
+            let back: Line = serde_json::from_str(&text).unwrap();
+            assert_eq!(format!("{:?}", back.input), format!("{input:?}"), "{text}");
+            if let (Input::Mission { items: a }, Input::Mission { items: b }) =
+                (&back.input, &input)
+            {
+                let bits = |i: &Item| i.params.map(f32::to_bits);
+                assert_eq!(bits(&a[0]), bits(&b[0]), "{text}");
+            }
+        }
+        let e = serde_json::from_str::<Line>(
+            r#"{"time_us":1,"input":"param_f32","name":"X","value":"nan"}"#,
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("\"nan\" is not a number nor 0x followed by 8 hex digits"),
+            "{e}"
+        );
+    }
+}

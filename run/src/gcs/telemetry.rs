@@ -1,0 +1,300 @@
+//! The vehicle's telemetry as MAVLink messages, read from the engine at a
+//! boundary: the true state (attitude, position, velocity) as a flight
+//! stack reports its estimate, the GPS sample, the battery, the autopilot's
+//! arming, mode and mission progress. Each stream has its own rate in
+//! simulated time.
+
+use lockstep_abi::ffi::*;
+use lockstep_harness::engine::Engine;
+use mavlink::dialects::common::*;
+
+use super::modes::{Style, custom_mode};
+
+/// The streams and their periods (µs of simulated time).
+pub(crate) const STREAMS: [(Stream, u64); 9] = [
+    (Stream::Heartbeat, 1_000_000),
+    (Stream::SysStatus, 1_000_000),
+    (Stream::Attitude, 100_000),
+    (Stream::GlobalPosition, 100_000),
+    (Stream::LocalPosition, 100_000),
+    (Stream::Battery, 1_000_000),
+    (Stream::ExtendedSysState, 500_000),
+    (Stream::GpsRaw, 200_000),
+    (Stream::MissionCurrent, 500_000),
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stream {
+    Heartbeat,
+    SysStatus,
+    Attitude,
+    GlobalPosition,
+    LocalPosition,
+    Battery,
+    ExtendedSysState,
+    GpsRaw,
+    MissionCurrent,
+}
+
+/// Where the vehicle was at the start: its home.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Home {
+    pub(crate) lat_deg: f64,
+    pub(crate) lon_deg: f64,
+    pub(crate) alt_m: f64,
+    pub(crate) ned: [f64; 3],
+}
+
+impl Home {
+    pub(crate) fn of(engine: &Engine) -> Home {
+        let x = engine.state();
+        let ned = [x[0], x[1], x[2]];
+        let g = engine.plant().origin.to_geodetic(ned);
+        Home {
+            lat_deg: g.lat_deg,
+            lon_deg: g.lon_deg,
+            alt_m: g.alt_m,
+            ned,
+        }
+    }
+
+    /// Home as ArduPilot's mission item 0.
+    pub(crate) fn mission_item(&self) -> MISSION_ITEM_INT_DATA {
+        MISSION_ITEM_INT_DATA {
+            x: deg_e7(self.lat_deg),
+            y: deg_e7(self.lon_deg),
+            z: self.alt_m as f32,
+            seq: 0,
+            command: MavCmd::MAV_CMD_NAV_WAYPOINT,
+            frame: MavFrame::MAV_FRAME_GLOBAL,
+            autocontinue: 1,
+            mission_type: MavMissionType::MAV_MISSION_TYPE_MISSION,
+            ..Default::default()
+        }
+    }
+
+    pub(crate) fn message(&self, time_us: u64) -> MavMessage {
+        MavMessage::HOME_POSITION(HOME_POSITION_DATA {
+            latitude: deg_e7(self.lat_deg),
+            longitude: deg_e7(self.lon_deg),
+            altitude: (self.alt_m * 1000.0).round() as i32,
+            x: self.ned[0] as f32,
+            y: self.ned[1] as f32,
+            z: self.ned[2] as f32,
+            q: [1.0, 0.0, 0.0, 0.0],
+            approach_x: 0.0,
+            approach_y: 0.0,
+            approach_z: 0.0,
+            time_usec: time_us,
+        })
+    }
+}
+
+fn deg_e7(deg: f64) -> i32 {
+    (deg * 1e7).round() as i32
+}
+
+fn cm_s(v: f64) -> i16 {
+    (v * 100.0).round().clamp(-32_768.0, 32_767.0) as i16
+}
+
+/// Roll, pitch, yaw (rad) of a body-to-NED quaternion (w, x, y, z).
+pub(crate) fn euler(q: &[f64]) -> [f64; 3] {
+    let (w, x, y, z) = (q[0], q[1], q[2], q[3]);
+    [
+        libm::atan2(2.0 * (w * x + y * z), 1.0 - 2.0 * (x * x + y * y)),
+        libm::asin((2.0 * (w * y - z * x)).clamp(-1.0, 1.0)),
+        libm::atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z)),
+    ]
+}
+
+/// HEARTBEAT in `style`.
+pub(crate) fn heartbeat(engine: &Engine, style: Style) -> MavMessage {
+    let act = engine.actuators();
+    let mut base = MavModeFlag::MAV_MODE_FLAG_CUSTOM_MODE_ENABLED
+        | MavModeFlag::MAV_MODE_FLAG_STABILIZE_ENABLED
+        | MavModeFlag::MAV_MODE_FLAG_GUIDED_ENABLED;
+    if act.mode == LOCKSTEP_MODE_MISSION || act.mode == LOCKSTEP_MODE_RTL {
+        base |= MavModeFlag::MAV_MODE_FLAG_AUTO_ENABLED;
+    }
+    if act.armed == 1 {
+        base |= MavModeFlag::MAV_MODE_FLAG_SAFETY_ARMED;
+    }
+    MavMessage::HEARTBEAT(HEARTBEAT_DATA {
+        custom_mode: custom_mode(style, act.mode),
+        mavtype: match engine.plant().rotors.len() {
+            6 => MavType::MAV_TYPE_HEXAROTOR,
+            8 => MavType::MAV_TYPE_OCTOROTOR,
+            _ => MavType::MAV_TYPE_QUADROTOR,
+        },
+        autopilot: match style {
+            Style::Px4 => MavAutopilot::MAV_AUTOPILOT_PX4,
+            Style::ArduPilot => MavAutopilot::MAV_AUTOPILOT_ARDUPILOTMEGA,
+        },
+        base_mode: base,
+        system_status: if engine.crashed() {
+            MavState::MAV_STATE_EMERGENCY
+        } else if act.armed == 1 {
+            MavState::MAV_STATE_ACTIVE
+        } else {
+            MavState::MAV_STATE_STANDBY
+        },
+        mavlink_version: 3,
+    })
+}
+
+/// Whether the vehicle rests on the ground (the landed flag of the last
+/// autopilot step).
+pub(crate) fn landed(engine: &Engine) -> bool {
+    engine.sensor_frame().landed == 1
+}
+
+/// The message of one stream now.
+pub(crate) fn message(
+    engine: &Engine,
+    stream: Stream,
+    style: Style,
+    home: &Home,
+    home_first: bool,
+) -> MavMessage {
+    let now = engine.now().0;
+    let ms = (now / 1000) as u32;
+    let x = engine.state();
+    let act = engine.actuators();
+    let frame = engine.sensor_frame();
+    let b = &frame.battery;
+    match stream {
+        Stream::Heartbeat => heartbeat(engine, style),
+        Stream::SysStatus => MavMessage::SYS_STATUS(SYS_STATUS_DATA {
+            voltage_battery: (b.voltage_v * 1000.0).round().clamp(0.0, 65_534.0) as u16,
+            current_battery: (b.current_a * 100.0).round().clamp(-1.0, 32_767.0) as i16,
+            battery_remaining: (b.remaining * 100.0).round().clamp(0.0, 100.0) as i8,
+            ..Default::default()
+        }),
+        Stream::Attitude => {
+            let [roll, pitch, yaw] = euler(&x[6..10]);
+            MavMessage::ATTITUDE(ATTITUDE_DATA {
+                time_boot_ms: ms,
+                roll: roll as f32,
+                pitch: pitch as f32,
+                yaw: yaw as f32,
+                rollspeed: x[10] as f32,
+                pitchspeed: x[11] as f32,
+                yawspeed: x[12] as f32,
+            })
+        }
+        Stream::GlobalPosition => {
+            let g = engine.plant().origin.to_geodetic([x[0], x[1], x[2]]);
+            let yaw = euler(&x[6..10])[2].to_degrees().rem_euclid(360.0);
+            MavMessage::GLOBAL_POSITION_INT(GLOBAL_POSITION_INT_DATA {
+                time_boot_ms: ms,
+                lat: deg_e7(g.lat_deg),
+                lon: deg_e7(g.lon_deg),
+                alt: (g.alt_m * 1000.0).round() as i32,
+                relative_alt: ((home.ned[2] - x[2]) * 1000.0).round() as i32,
+                vx: cm_s(x[3]),
+                vy: cm_s(x[4]),
+                vz: cm_s(x[5]),
+                hdg: ((yaw * 100.0).round() as u16) % 36_000,
+            })
+        }
+        Stream::LocalPosition => MavMessage::LOCAL_POSITION_NED(LOCAL_POSITION_NED_DATA {
+            time_boot_ms: ms,
+            x: x[0] as f32,
+            y: x[1] as f32,
+            z: x[2] as f32,
+            vx: x[3] as f32,
+            vy: x[4] as f32,
+            vz: x[5] as f32,
+        }),
+        Stream::Battery => {
+            let mut voltages = [u16::MAX; 10];
+            voltages[0] = (b.voltage_v * 1000.0).round().clamp(0.0, 65_534.0) as u16;
+            MavMessage::BATTERY_STATUS(BATTERY_STATUS_DATA {
+                current_consumed: -1,
+                energy_consumed: -1,
+                temperature: i16::MAX,
+                voltages,
+                current_battery: (b.current_a * 100.0).round().clamp(-1.0, 32_767.0) as i16,
+                id: 0,
+                battery_function: MavBatteryFunction::MAV_BATTERY_FUNCTION_ALL,
+                mavtype: MavBatteryType::MAV_BATTERY_TYPE_LIPO,
+                battery_remaining: (b.remaining * 100.0).round().clamp(0.0, 100.0) as i8,
+                charge_state: match b.warning {
+                    LOCKSTEP_BATTERY_OK => MavBatteryChargeState::MAV_BATTERY_CHARGE_STATE_OK,
+                    LOCKSTEP_BATTERY_LOW => MavBatteryChargeState::MAV_BATTERY_CHARGE_STATE_LOW,
+                    LOCKSTEP_BATTERY_CRITICAL => {
+                        MavBatteryChargeState::MAV_BATTERY_CHARGE_STATE_CRITICAL
+                    }
+                    _ => MavBatteryChargeState::MAV_BATTERY_CHARGE_STATE_EMERGENCY,
+                },
+                ..Default::default()
+            })
+        }
+        Stream::ExtendedSysState => MavMessage::EXTENDED_SYS_STATE(EXTENDED_SYS_STATE_DATA {
+            vtol_state: MavVtolState::MAV_VTOL_STATE_UNDEFINED,
+            landed_state: if landed(engine) {
+                MavLandedState::MAV_LANDED_STATE_ON_GROUND
+            } else if act.mode == LOCKSTEP_MODE_TAKEOFF {
+                MavLandedState::MAV_LANDED_STATE_TAKEOFF
+            } else if act.mode == LOCKSTEP_MODE_LAND {
+                MavLandedState::MAV_LANDED_STATE_LANDING
+            } else {
+                MavLandedState::MAV_LANDED_STATE_IN_AIR
+            },
+        }),
+        Stream::GpsRaw => {
+            let g = &frame.gps;
+            let [vn, ve] = [f64::from(g.vel_ned_mps[0]), f64::from(g.vel_ned_mps[1])];
+            MavMessage::GPS_RAW_INT(GPS_RAW_INT_DATA {
+                time_usec: g.timestamp_us,
+                lat: deg_e7(g.lat_deg),
+                lon: deg_e7(g.lon_deg),
+                alt: (f64::from(g.alt_m) * 1000.0).round() as i32,
+                eph: (g.eph_m * 100.0).round().clamp(0.0, 65_534.0) as u16,
+                epv: (g.epv_m * 100.0).round().clamp(0.0, 65_534.0) as u16,
+                vel: (vn.hypot(ve) * 100.0).round().min(65_534.0) as u16,
+                cog: u16::MAX,
+                fix_type: if g.fix_type == LOCKSTEP_GPS_FIX_3D {
+                    GpsFixType::GPS_FIX_TYPE_3D_FIX
+                } else if g.fix_type == LOCKSTEP_GPS_FIX_2D {
+                    GpsFixType::GPS_FIX_TYPE_2D_FIX
+                } else {
+                    GpsFixType::GPS_FIX_TYPE_NO_FIX
+                },
+                satellites_visible: g.satellites.min(255) as u8,
+                ..Default::default()
+            })
+        }
+        Stream::MissionCurrent => mission_current(act, u16::from(home_first)),
+    }
+}
+
+/// MISSION_CURRENT: the item being flown (the last one once finished),
+/// numbered from `offset` (1 when the link's item 0 is home).
+pub(crate) fn mission_current(act: &lockstep_actuator_frame, offset: u16) -> MavMessage {
+    let total = act.mission_count.min(u32::from(u16::MAX - 1)) as u16;
+    let seq = if act.mission_finished == 1 {
+        total.saturating_sub(1)
+    } else {
+        act.mission_current.max(0) as u16
+    } + offset;
+    let total = total + offset;
+    MavMessage::MISSION_CURRENT(MISSION_CURRENT_DATA {
+        seq,
+        total,
+        mission_state: if act.mission_count == 0 {
+            MissionState::MISSION_STATE_NO_MISSION
+        } else if act.mission_finished == 1 {
+            MissionState::MISSION_STATE_COMPLETE
+        } else if act.mode == LOCKSTEP_MODE_MISSION {
+            MissionState::MISSION_STATE_ACTIVE
+        } else if act.mission_current >= 0 {
+            MissionState::MISSION_STATE_PAUSED
+        } else {
+            MissionState::MISSION_STATE_NOT_STARTED
+        },
+        mission_mode: u8::from(act.mode == LOCKSTEP_MODE_MISSION),
+        ..Default::default()
+    })
+}

@@ -1,0 +1,250 @@
+"""lockstep as a MAVLink vehicle, against real clients written by others:
+pymavlink (uploads a mission, downloads it back, sets and reads a
+parameter, arms, starts the mission, follows MISSION_ITEM_REACHED, commands
+RTL) and MAVSDK (mavsdk_client.py: uploads, arms, starts, follows the
+progress to the end, lands). Each flight's recorded inputs replay to the
+same log, byte for byte.
+
+    python3 -m pytest -q tests/peers/test_gcs.py
+"""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from test_peers import BIN, PEERS, ROOT, log_bytes, setup_module  # noqa: F401
+
+GCS = os.path.join(ROOT, "examples", "scenarios", "gcs.toml")
+HOME = (47.397742, 8.545594)  # the Iris's origin (its spec)
+
+
+def free_udp_port():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def vehicle(out, port, duration, speed, extra=()):
+    return subprocess.Popen(
+        [BIN, "fly", GCS, "--out", out, "--json", "--duration", str(duration),
+         "--speed", str(speed), "--mavlink", "udp:127.0.0.1:%d" % port] + list(extra),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def replay(out, inputs, duration):
+    """The same scenario with the recorded inputs, as fast as possible."""
+    run = subprocess.run(
+        [BIN, "fly", GCS, "--out", out, "--json", "--duration", str(duration),
+         "--mavlink-replay", inputs], capture_output=True, text=True, timeout=300)
+    return json.loads(run.stdout)
+
+
+def pymavlink_session(port, timeout=120):
+    from pymavlink import mavutil
+    m = mavutil.mavlink_connection("udpin:127.0.0.1:%d" % port, source_system=255)
+    hb = m.wait_heartbeat(timeout=30)
+    assert hb is not None, "no HEARTBEAT"
+    return m
+
+
+def wait(m, kind, cond=lambda msg: True, timeout=60):
+    end = time.time() + timeout
+    while time.time() < end:
+        msg = m.recv_match(type=kind, blocking=True, timeout=1)
+        if msg is not None and cond(msg):
+            return msg
+    raise AssertionError("no %s within %s s" % (kind, timeout))
+
+
+def square(lat0, lon0, side, alt):
+    import math
+    out = []
+    for n, e in [(side, 0), (side, side), (0, side), (0, 0)]:
+        lat = lat0 + n / 111319.49
+        lon = lon0 + e / (111319.49 * math.cos(math.radians(lat0)))
+        out.append((lat, lon, alt))
+    return out
+
+
+def test_pymavlink_uploads_downloads_sets_a_parameter_flies_and_returns(tmp_path):
+    from pymavlink import mavutil
+    mav = mavutil.mavlink
+    out = str(tmp_path / "live")
+    port = free_udp_port()
+    duration = 120
+    run = vehicle(out, port, duration, 8)
+    try:
+        m = pymavlink_session(port)
+        ts, tc = m.target_system, m.target_component
+        # Upload: a takeoff and a square.
+        items = [(mav.MAV_CMD_NAV_TAKEOFF, HOME + (10.0,))] + \
+            [(mav.MAV_CMD_NAV_WAYPOINT, p) for p in square(*HOME, 15.0, 10.0)]
+        m.mav.mission_count_send(ts, tc, len(items), mav.MAV_MISSION_TYPE_MISSION)
+        for _ in items:
+            req = wait(m, "MISSION_REQUEST_INT")
+            cmd, (lat, lon, alt) = items[req.seq]
+            m.mav.mission_item_int_send(ts, tc, req.seq, mav.MAV_FRAME_GLOBAL_RELATIVE_ALT_INT,
+                                        cmd, 0, 1, 0, 2.0, 0, float("nan"),
+                                        int(lat * 1e7), int(lon * 1e7), alt,
+                                        mav.MAV_MISSION_TYPE_MISSION)
+        ack = wait(m, "MISSION_ACK")
+        assert ack.type == mav.MAV_MISSION_ACCEPTED
+        # Download it back.
+        m.mav.mission_request_list_send(ts, tc, mav.MAV_MISSION_TYPE_MISSION)
+        count = wait(m, "MISSION_COUNT").count
+        assert count == len(items)
+        for seq in range(count):
+            m.mav.mission_request_int_send(ts, tc, seq, mav.MAV_MISSION_TYPE_MISSION)
+            it = wait(m, "MISSION_ITEM_INT", lambda x, s=seq: x.seq == s)
+            cmd, (lat, lon, alt) = items[seq]
+            assert (it.command, it.x, it.y, it.z) == (cmd, int(lat * 1e7), int(lon * 1e7), alt)
+        m.mav.mission_ack_send(ts, tc, mav.MAV_MISSION_ACCEPTED, mav.MAV_MISSION_TYPE_MISSION)
+        # A parameter set and read back.
+        m.mav.param_set_send(ts, tc, b"MPC_XY_VEL_MAX", 4.0, mav.MAV_PARAM_TYPE_REAL32)
+        v = wait(m, "PARAM_VALUE", lambda x: x.param_id == "MPC_XY_VEL_MAX")
+        assert v.param_value == 4.0
+        m.mav.param_request_read_send(ts, tc, b"MPC_XY_VEL_MAX", -1)
+        v = wait(m, "PARAM_VALUE", lambda x: x.param_id == "MPC_XY_VEL_MAX")
+        assert v.param_value == 4.0
+        # Arm, start, follow the items reached, then RTL.
+        m.mav.command_long_send(ts, tc, mav.MAV_CMD_COMPONENT_ARM_DISARM, 0, 1, 0, 0, 0, 0, 0, 0)
+        assert wait(m, "COMMAND_ACK").result == mav.MAV_RESULT_ACCEPTED
+        wait(m, "HEARTBEAT", lambda h: h.base_mode & mav.MAV_MODE_FLAG_SAFETY_ARMED)
+        m.mav.command_long_send(ts, tc, mav.MAV_CMD_MISSION_START, 0, 0, 0, 0, 0, 0, 0, 0)
+        assert wait(m, "COMMAND_ACK").result == mav.MAV_RESULT_ACCEPTED
+        reached = []
+        while len(reached) < 3:
+            reached.append(wait(m, "MISSION_ITEM_REACHED").seq)
+        assert reached == [0, 1, 2]
+        m.mav.command_long_send(ts, tc, mav.MAV_CMD_NAV_RETURN_TO_LAUNCH, 0, 0, 0, 0, 0, 0, 0, 0)
+        assert wait(m, "COMMAND_ACK").result == mav.MAV_RESULT_ACCEPTED
+        wait(m, "EXTENDED_SYS_STATE",
+             lambda s: s.landed_state == mav.MAV_LANDED_STATE_ON_GROUND, timeout=120)
+        wait(m, "HEARTBEAT", lambda h: not h.base_mode & mav.MAV_MODE_FLAG_SAFETY_ARMED)
+        stdout, _ = run.communicate(timeout=300)
+    finally:
+        run.kill()
+    report = json.loads(stdout)
+    assert report["error"] is None, report["error"]
+    assert report["final_state"]["armed"] is False
+    # The recorded inputs replay to the same flight, byte for byte.
+    inputs = os.path.join(out, "mavlink-inputs.jsonl")
+    kinds = [json.loads(line)["input"] for line in open(inputs)]
+    assert kinds == ["mission", "param_f32", "command", "command", "command"], kinds
+    again = replay(str(tmp_path / "replayed"), inputs, duration)
+    assert again["digest"] == report["digest"]
+    assert log_bytes(str(tmp_path / "replayed")) == log_bytes(out)
+
+
+def test_mavsdk_flies_a_mission_to_the_end_and_lands(tmp_path):
+    out = str(tmp_path / "live")
+    port = free_udp_port()
+    duration = 150
+    run = vehicle(out, port, duration, 5)
+    result = str(tmp_path / "mavsdk.json")
+    try:
+        client = subprocess.run(
+            [sys.executable, os.path.join(PEERS, "mavsdk_client.py"), "--port", str(port),
+             "--home-lat", str(HOME[0]), "--home-lon", str(HOME[1]), "--timeout", "120",
+             "--out", result], capture_output=True, text=True, timeout=300)
+        assert client.returncode == 0, client.stderr
+        stdout, _ = run.communicate(timeout=300)
+    finally:
+        run.kill()
+    r = json.load(open(result))
+    assert r["uploaded"] == 4 and r["downloaded"] == 4
+    assert r["finished"] and r["landed"] and r["disarmed"], r
+    report = json.loads(stdout)
+    assert report["error"] is None, report["error"]
+    inputs = os.path.join(out, "mavlink-inputs.jsonl")
+    again = replay(str(tmp_path / "replayed"), inputs, duration)
+    assert again["digest"] == report["digest"]
+    assert log_bytes(str(tmp_path / "replayed")) == log_bytes(out)
+
+
+def test_bad_datagrams_are_ignored_and_counted_and_the_vehicle_still_answers(tmp_path):
+    from pymavlink.dialects.v20 import common as mav
+    out = str(tmp_path / "bad")
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.settimeout(10)
+    run = vehicle(out, sock.getsockname()[1], 30, 10)
+    try:
+        _, vehicle_addr = sock.recvfrom(65536)
+
+        class Sink:
+            def write(self, b):
+                pass
+
+        enc = mav.MAVLink(Sink(), srcSystem=255, srcComponent=190)
+        frame = enc.param_request_read_encode(1, 1, b"MPC_XY_VEL_MAX", -1).pack(enc)
+        bad_crc = bytearray(frame)
+        bad_crc[-1] ^= 0x55
+        unknown = bytearray(frame)
+        unknown[7:10] = bytes([0x60, 0xEA, 0x00])  # message id 60000
+        for d in [b"not mavlink at all", frame[: len(frame) // 2], bytes(bad_crc), bytes(unknown)]:
+            sock.sendto(d, vehicle_addr)
+        sock.sendto(frame, vehicle_addr)
+        value = None
+        while value is None:
+            data, _ = sock.recvfrom(65536)
+            for m in enc.parse_buffer(data) or []:
+                if m.get_type() == "PARAM_VALUE" and m.param_id == "MPC_XY_VEL_MAX":
+                    value = m.param_value
+        assert value > 0
+        stdout, _ = run.communicate(timeout=120)
+    finally:
+        run.kill()
+    report = json.loads(stdout)
+    assert report["error"] is None
+    assert "4 datagrams with no valid MAVLink frame (ignored)" in report["link_notes"], \
+        report["link_notes"]
+
+
+def test_ardupilot_style_numbers_home_as_item_zero_and_reads_copter_modes(tmp_path):
+    from pymavlink import mavutil
+    mav = mavutil.mavlink
+    out = str(tmp_path / "ap")
+    port = free_udp_port()
+    run = vehicle(out, port, 60, 8, ["--mavlink-style", "ardupilot"])
+    try:
+        m = pymavlink_session(port)
+        hb = wait(m, "HEARTBEAT")
+        assert hb.autopilot == mav.MAV_AUTOPILOT_ARDUPILOTMEGA and hb.custom_mode == 5  # LOITER
+        ts, tc = m.target_system, m.target_component
+        # Before any upload, the mission is home alone.
+        m.mav.mission_request_list_send(ts, tc, mav.MAV_MISSION_TYPE_MISSION)
+        assert wait(m, "MISSION_COUNT").count == 1
+        pts = [HOME + (0.0,)] + square(*HOME, 10.0, 8.0)[:2]
+        cmds = [mav.MAV_CMD_NAV_WAYPOINT] * 3
+        m.mav.mission_count_send(ts, tc, len(pts), mav.MAV_MISSION_TYPE_MISSION)
+        for _ in pts:
+            req = wait(m, "MISSION_REQUEST_INT")
+            lat, lon, alt = pts[req.seq]
+            frame = mav.MAV_FRAME_GLOBAL if req.seq == 0 else mav.MAV_FRAME_GLOBAL_RELATIVE_ALT
+            m.mav.mission_item_int_send(ts, tc, req.seq, frame, cmds[req.seq], 0, 1,
+                                        0, 1.0, 0, float("nan"), int(lat * 1e7), int(lon * 1e7),
+                                        alt, mav.MAV_MISSION_TYPE_MISSION)
+        assert wait(m, "MISSION_ACK").type == mav.MAV_MISSION_ACCEPTED
+        m.mav.mission_request_list_send(ts, tc, mav.MAV_MISSION_TYPE_MISSION)
+        assert wait(m, "MISSION_COUNT").count == 3
+        m.mav.command_long_send(ts, tc, mav.MAV_CMD_COMPONENT_ARM_DISARM, 0, 1, 0, 0, 0, 0, 0, 0)
+        assert wait(m, "COMMAND_ACK").result == mav.MAV_RESULT_ACCEPTED
+        m.mav.command_long_send(ts, tc, mav.MAV_CMD_DO_SET_MODE, 0,
+                                mav.MAV_MODE_FLAG_CUSTOM_MODE_ENABLED, 3, 0, 0, 0, 0, 0)
+        assert wait(m, "COMMAND_ACK").result == mav.MAV_RESULT_ACCEPTED
+        wait(m, "HEARTBEAT", lambda h: h.custom_mode == 3)  # AUTO
+        # The first waypoint after home is item 1 on the link.
+        assert wait(m, "MISSION_ITEM_REACHED").seq == 1
+        m.mav.command_long_send(ts, tc, mav.MAV_CMD_DO_SET_MODE, 0,
+                                mav.MAV_MODE_FLAG_CUSTOM_MODE_ENABLED, 2, 0, 0, 0, 0, 0)
+        assert wait(m, "COMMAND_ACK").result == mav.MAV_RESULT_DENIED  # ALT_HOLD: no command
+    finally:
+        run.kill()
