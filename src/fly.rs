@@ -275,12 +275,12 @@ pub fn command(verb: &'static str, a: FlyArgs) -> ExitCode {
     )
 }
 
-/// A pace: simulated seconds per wall-clock second, in (0, 1e6].
+/// A pace: simulated seconds per wall-clock second, in [0.001, 1e6].
 fn speed(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 && v <= 1e6 => Ok(v),
+        Ok(v) if (1e-3..=1e6).contains(&v) => Ok(v),
         _ => Err(format!(
-            "{s} is not a speed in (0, 1000000] (simulated seconds per second)"
+            "{s} is not a speed in [0.001, 1000000] (simulated seconds per second)"
         )),
     }
 }

@@ -255,6 +255,14 @@ impl Autopilot {
             Backend::Closed => return Err(closed()),
         };
         validate_outputs(&mut frame, time_us, self.policy)?;
+        if frame.mode == ffi::LOCKSTEP_MODE_STACK && !self.is_stack() {
+            return Err(AbiError::InvalidOutput {
+                time_us,
+                field: "mode".into(),
+                value: frame.mode.to_string(),
+                reason: "LOCKSTEP_MODE_STACK is a flight stack's, not a library's".into(),
+            });
+        }
         check_vehicle(&frame, &self.vehicle, time_us)?;
         *out = frame;
         Ok(())

@@ -287,20 +287,15 @@ impl Sim {
     /// event now would: "arm", "disarm", "mission_start", "takeoff", "rtl", "land",
     /// "hold".
     fn command(&self, py: Python<'_>, name: &str) -> PyResult<()> {
-        let a = match name {
-            "arm" => Action::Arm,
-            "disarm" => Action::Disarm,
-            "mission_start" => Action::MissionStart,
-            "takeoff" => Action::Takeoff,
-            "rtl" => Action::Rtl,
-            "land" => Action::Land,
-            "hold" => Action::Hold,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "command {other:?}: one of \"arm\", \"disarm\", \"mission_start\", \"takeoff\", \"rtl\", \
-                     \"land\", \"hold\""
-                )));
-            }
+        let Some(a) = Action::command(name) else {
+            let names: Vec<String> = Action::COMMANDS
+                .iter()
+                .map(|(n, _)| format!("{n:?}"))
+                .collect();
+            return Err(PyValueError::new_err(format!(
+                "command {name:?}: one of {}",
+                names.join(", ")
+            )));
         };
         self.with(py, |b| {
             b.session.usable().map_err(session_error)?;

@@ -218,9 +218,7 @@ fn garbage_a_wrong_crc_an_unknown_message_and_a_truncated_frame_are_skipped_and_
     assert_eq!(last, Some(200_000));
     let skipped = notes
         .iter()
-        .find(|n| {
-            n.ends_with("bytes skipped that were no valid MAVLink frame of the common dialect")
-        })
+        .find(|n| n.contains("bytes skipped that were no valid MAVLink frame"))
         .unwrap_or_else(|| panic!("{notes:?}"));
     let n: usize = skipped.split(' ').next().unwrap().parse().unwrap();
     let one = frame(&controls(0, 0.1)).len();
@@ -401,4 +399,85 @@ fn a_frame_count_jump_is_counted_and_one_going_back_ends_the_run() {
         )
     );
     assert_eq!(last, Some(24_000));
+}
+
+/// What a stack cannot see or report is refused, naming the key: its
+/// mission, operator events, `mission_finished`, a PX4 autopilot period
+/// that is not whole IMU periods, faults of sensors ArduPilot simulates
+/// itself; a host's plant; a Monte Carlo batch.
+#[test]
+fn what_a_stack_cannot_see_is_refused_by_key() {
+    let refused = |kind: &str, extra: &str| {
+        let text = format!(
+            "schema_version = 1\n[simulation]\nduration_s = 5.0\n[vehicle]\nspec = \"iris\"\n\
+             [autopilot]\nkind = \"{kind}\"\n{extra}"
+        );
+        Scenario::from_toml_str(&text, "s.toml")
+            .unwrap_err()
+            .to_string()
+    };
+    let e = refused("px4-sitl", "[[events]]\nat_s = 1.0\naction = \"arm\"\n");
+    assert!(
+        e.ends_with(
+            "key `events[0]`: `arm`: px4-sitl takes missions and commands over its own MAVLink \
+             link (a ground station, MAVSDK); its simulator link carries sensors and actuators \
+             only"
+        ),
+        "{e}"
+    );
+    let e = refused("px4-sitl", "[expect]\nmission_finished = true\n");
+    assert!(
+        e.ends_with(
+            "key `expect.mission_finished`: px4-sitl does not report its mission over its \
+             simulator link"
+        ),
+        "{e}"
+    );
+    let e = refused("px4-sitl", "[cadences]\nimu = { rate_hz = 200 }\n");
+    assert!(
+        e.ends_with(
+            "key `cadences.imu`: px4-sitl needs a new IMU sample in every HIL_SENSOR: the \
+             autopilot period (4000 us) must be a multiple of the IMU period (5000 us)"
+        ),
+        "{e}"
+    );
+    let e = refused(
+        "ardupilot-json",
+        "[[events]]\nat_s = 1.0\naction = \"sensor_dropout\"\nsensor = \"gps\"\n",
+    );
+    assert!(
+        e.ends_with(
+            "key `events[0]`: `sensor_dropout gps`: ardupilot-json simulates its own GPS, \
+             barometer and compass from the state lockstep sends (only the IMU's samples reach \
+             it)"
+        ),
+        "{e}"
+    );
+    let e = refused("ardupilot-json", "boot = \"strict\"\n");
+    assert!(
+        e.ends_with("key `autopilot.boot`: applies to px4-sitl; ardupilot-json answers every frame from the first"),
+        "{e}"
+    );
+    let e = refused("px5", "");
+    assert!(
+        e.ends_with(
+            "key `autopilot.kind`: unknown kind \"px5\": one of \"library\", \"px4-sitl\", \
+             \"ardupilot-json\""
+        ),
+        "{e}"
+    );
+    let s = scenario("px4-sitl", free_tcp_port(), "");
+    let e = lockstep_harness::engine::HostedVehicle::new(
+        &s,
+        Path::new(crate::common::BUNDLED),
+        &lockstep_abi::Isolation::InProcess,
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().ends_with(
+            "`autopilot.kind = \"px4-sitl\"`: a flight stack flies lockstep's plant, not a \
+             host's (its simulator protocol needs the true state lockstep owns)"
+        ),
+        "{e}"
+    );
 }

@@ -397,8 +397,8 @@ fn pacing_waits_for_the_wall_clock_and_changes_no_output() {
     assert_eq!(bad.status.code(), Some(2), "{bad}");
     assert!(
         bad.stderr.contains(
-            "invalid value '0' for '--speed <X>': 0 is not a speed in (0, 1000000] (simulated \
-             seconds per second)"
+            "invalid value '0' for '--speed <X>': 0 is not a speed in [0.001, 1000000] \
+             (simulated seconds per second)"
         ),
         "{bad}"
     );

@@ -341,6 +341,9 @@ impl Engine {
             mission,
         } = resolved;
         let mut monitor = Monitor::new(scenario.expect);
+        if scenario.stack.is_some() {
+            monitor.without_mission_fence();
+        }
         if let Some(m) = &mission {
             monitor.set_mission(
                 (scenario.start.0, scenario.start.1, 0.0),

@@ -132,6 +132,16 @@ impl HostedVehicle {
                 ));
             }
         }
+        if let Some(st) = &scenario.stack {
+            return Err(build::invalid(
+                scenario,
+                format!(
+                    "`autopilot.kind = \"{}\"`: a flight stack flies lockstep's plant, not a \
+                     host's (its simulator protocol needs the true state lockstep owns)",
+                    st.kind.name()
+                ),
+            ));
+        }
         let resolved = build::resolve(scenario)?;
         let ap = build::open_autopilot(scenario, &resolved, autopilot, isolation)?;
         let (mut world, finest) = build::build_world(scenario, Physics::Host)?;

@@ -155,6 +155,14 @@ pub fn prepare(request: BatchRequest) -> Result<PreparedBatch, RunError> {
             request.scenario.display()
         )));
     };
+    if let Some(st) = &s.stack {
+        return Err(config(format!(
+            "{}: `autopilot.kind = \"{}\"`: a Monte Carlo batch flies many runs at once and \
+             a flight stack serves one flight on its port; fly it with `lockstep fly`",
+            request.scenario.display(),
+            st.kind.name()
+        )));
+    }
     // The rotor count names each run's failing motor, in failed rows too.
     let rotors = lockstep_plant::AircraftSpec::resolve(&s.spec)
         .map_err(|e| config(e.to_string()))?

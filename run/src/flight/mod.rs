@@ -332,6 +332,32 @@ impl Prepared {
                  MAVLink ports): --mavlink serves an autopilot.h library's flight",
             )));
         }
+        if let Some(record) = &options.record {
+            let mut inputs = scenario_inputs(
+                &self.request.scenario,
+                &self.request.autopilot,
+                &self.scenario,
+            );
+            if let Some(r) = &options.replay {
+                inputs.push(("--mavlink-replay", r.as_path()));
+            }
+            let sidecar = self.log.as_deref().map(sidecar_path);
+            // The record last: checked against the outputs before it.
+            let mut outputs: Vec<(&str, &Path)> = Vec::new();
+            for (what, p) in [
+                ("the log", self.log.as_deref()),
+                ("the log's sidecar", sidecar.as_deref()),
+                ("the summary", self.summary.as_deref()),
+                ("--record", self.request.outputs.record.as_deref()),
+                ("--ulog", self.request.outputs.ulog.as_deref()),
+            ] {
+                if let Some(p) = p {
+                    outputs.push((what, p));
+                }
+            }
+            outputs.push(("--mavlink-record", record.as_path()));
+            check_against_inputs(&inputs, &outputs)?;
+        }
         let names = self.scenario.autopilot_params.keys().cloned().collect();
         self.gcs = Some(crate::gcs::Gcs::open(options, names).map_err(RunError::configuration)?);
         Ok(())

@@ -21,10 +21,15 @@ impl Endpoint {
             Some(("listen", rest)) => ("listen", rest),
             _ => ("udp", text),
         };
+        // An IPv4 address first when the name has one (`localhost` may
+        // resolve to ::1 first; QGroundControl listens on IPv4).
         let resolved = addr
             .to_socket_addrs()
             .ok()
-            .and_then(|mut a| a.next())
+            .and_then(|a| {
+                let all: Vec<SocketAddr> = a.collect();
+                all.iter().find(|a| a.is_ipv4()).or(all.first()).copied()
+            })
             .ok_or_else(|| {
                 format!(
                     "{text:?} is not an endpoint: udp:HOST:PORT (send to a ground station) or \
@@ -50,6 +55,8 @@ impl std::fmt::Display for Endpoint {
 /// One open endpoint.
 #[derive(Debug)]
 pub(crate) struct Link {
+    /// The endpoint as given, for messages.
+    pub(crate) endpoint: Endpoint,
     socket: UdpSocket,
     peer: Option<SocketAddr>,
     fixed: bool,
@@ -59,17 +66,25 @@ pub(crate) struct Link {
 
 impl Link {
     pub(crate) fn open(e: &Endpoint) -> Result<Link, String> {
-        let (bind, peer, fixed) = match e {
-            Endpoint::To(a) if a.ip().is_loopback() => {
-                (SocketAddr::from(([127, 0, 0, 1], 0)), Some(*a), true)
+        // The socket's address family is the ground station's (an IPv4
+        // socket cannot send to ::1).
+        let any = |a: &SocketAddr| -> SocketAddr {
+            match (a.is_ipv4(), a.ip().is_loopback()) {
+                (true, true) => SocketAddr::from(([127, 0, 0, 1], 0)),
+                (true, false) => SocketAddr::from(([0, 0, 0, 0], 0)),
+                (false, true) => SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, 0)),
+                (false, false) => SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, 0)),
             }
-            Endpoint::To(a) => (SocketAddr::from(([0, 0, 0, 0], 0)), Some(*a), true),
+        };
+        let (bind, peer, fixed) = match e {
+            Endpoint::To(a) => (any(a), Some(*a), true),
             Endpoint::Listen(a) => (*a, None, false),
         };
         let socket = UdpSocket::bind(bind)
             .and_then(|s| s.set_nonblocking(true).map(|()| s))
             .map_err(|err| format!("--mavlink {e}: cannot open a UDP socket on {bind}: {err}"))?;
         Ok(Link {
+            endpoint: e.clone(),
             socket,
             peer,
             fixed,

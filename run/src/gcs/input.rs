@@ -76,17 +76,6 @@ impl Item {
     }
 }
 
-/// The command names and their actions.
-pub const COMMANDS: [(&str, Action); 7] = [
-    ("arm", Action::Arm),
-    ("disarm", Action::Disarm),
-    ("takeoff", Action::Takeoff),
-    ("mission_start", Action::MissionStart),
-    ("rtl", Action::Rtl),
-    ("land", Action::Land),
-    ("hold", Action::Hold),
-];
-
 impl Input {
     /// Applies the input to the flight now (the one place live and replayed
     /// inputs take effect). A refusal (the autopilot rejects the mission or
@@ -95,10 +84,7 @@ impl Input {
     pub fn apply(&self, engine: &mut Engine) -> Result<(), String> {
         match self {
             Input::Command { command } => {
-                let action = COMMANDS
-                    .iter()
-                    .find(|(n, _)| n == command)
-                    .map(|(_, a)| *a)
+                let action = Action::command(command)
                     .ok_or_else(|| format!("unknown command {command:?}"))?;
                 engine.apply_now(action);
                 Ok(())

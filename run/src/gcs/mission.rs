@@ -41,6 +41,8 @@ pub(crate) struct MissionServer {
     /// The mission the last input carries, kept until it is acknowledged.
     pending: Option<Vec<MISSION_ITEM_INT_DATA>>,
     pending_from: (u8, u8),
+    /// The last upload answered: to whom, its item count, the answer.
+    last_ack: Option<((u8, u8), u16, MavMissionResult)>,
 }
 
 fn ack(to: (u8, u8), result: MavMissionResult, mission_type: MavMissionType) -> MavMessage {
@@ -100,9 +102,13 @@ impl MissionServer {
         msg: &MavMessage,
         home: &MISSION_ITEM_INT_DATA,
     ) -> Outcome {
-        if self.home_first && self.current.is_empty() {
-            // ArduPilot always has its home item.
-            self.current.push(home.clone());
+        if self.home_first {
+            // ArduPilot's item 0 is the vehicle's home, whatever was
+            // uploaded there.
+            match self.current.first_mut() {
+                Some(first) => *first = home.clone(),
+                None => self.current.push(home.clone()),
+            }
         }
         let mut out = Outcome::default();
         let mission = MavMissionType::MAV_MISSION_TYPE_MISSION;
@@ -119,6 +125,7 @@ impl MissionServer {
                 out.input = Some(self.take(from, Vec::new()));
             }
             MavMessage::MISSION_COUNT(c) => {
+                self.last_ack = None;
                 self.upload = Some(Upload {
                     from,
                     count: c.count,
@@ -128,10 +135,20 @@ impl MissionServer {
             }
             MavMessage::MISSION_ITEM_INT(m) if m.mission_type == mission => {
                 let Some(up) = &mut self.upload else {
+                    // The last item again: our MISSION_ACK was lost.
+                    let answer = match self.last_ack {
+                        Some((to, count, r)) if to == from && m.seq + 1 == count => r,
+                        _ => MavMissionResult::MAV_MISSION_DENIED,
+                    };
+                    out.replies.push(ack(from, answer, mission));
+                    return out;
+                };
+                if up.from != from {
+                    // Another station's upload is under way.
                     out.replies
                         .push(ack(from, MavMissionResult::MAV_MISSION_DENIED, mission));
                     return out;
-                };
+                }
                 let next = up.items.len() as u16;
                 if m.seq != next {
                     // Out of order (a retry crossing an answer): ask again.
@@ -211,14 +228,15 @@ impl MissionServer {
     /// the one downloads return) or an error.
     pub(crate) fn acknowledge(&mut self, result: &Result<(), String>) -> MavMessage {
         let items = self.pending.take().unwrap_or_default();
+        let count = items.len() as u16;
         let r = match result {
             Ok(()) => {
                 self.current = items;
-
                 MavMissionResult::MAV_MISSION_ACCEPTED
             }
             Err(_) => MavMissionResult::MAV_MISSION_ERROR,
         };
+        self.last_ack = Some((self.pending_from, count, r));
         ack(
             self.pending_from,
             r,

@@ -34,6 +34,9 @@ use mission::MissionServer;
 pub use modes::Style;
 use telemetry::{Home, STREAMS};
 
+/// Datagrams read per endpoint after one boundary, at most.
+const MAX_DATAGRAMS_PER_BOUNDARY: usize = 64;
+
 /// Our system and component ids.
 const SYSTEM: u8 = 1;
 const COMPONENT: u8 = 1;
@@ -128,10 +131,20 @@ impl Gcs {
     /// What was ignored (messages not for us or of no use, frames that did
     /// not parse), one line per kind.
     pub fn notes(&self) -> Vec<String> {
-        self.ignored
+        let mut notes: Vec<String> = self
+            .ignored
             .iter()
             .map(|(what, n)| format!("{n} {what}"))
-            .collect()
+            .collect();
+        for l in &self.links {
+            if l.send_failures > 0 {
+                notes.push(format!(
+                    "{} sends to {} failed (no ground station listening?)",
+                    l.send_failures, l.endpoint
+                ));
+            }
+        }
+        notes
     }
 
     fn ignore(&mut self, what: &str) {
@@ -198,7 +211,9 @@ impl Gcs {
     }
 
     fn receive(&mut self, link: usize, engine: &mut Engine, now: u64) -> Result<(), String> {
-        loop {
+        // At most this many datagrams per boundary (a flood cannot stall
+        // the flight; the rest wait for the next boundary).
+        for _ in 0..MAX_DATAGRAMS_PER_BOUNDARY {
             let Some((n, from)) = self.links[link].poll(&mut self.buf)? else {
                 return Ok(());
             };
@@ -217,6 +232,7 @@ impl Gcs {
                 self.ignore("datagrams with no valid MAVLink frame (ignored)");
             }
         }
+        Ok(())
     }
 
     /// Whether a message addressed to `target` is for this vehicle.
@@ -298,7 +314,11 @@ impl Gcs {
                 if result.is_ok() && !self.params.contains(&name) {
                     self.params.push(name.clone());
                 }
-                self.answer_param(link, &name, &result, engine);
+                let integer = !matches!(
+                    p.param_type,
+                    MavParamType::MAV_PARAM_TYPE_REAL32 | MavParamType::MAV_PARAM_TYPE_REAL64
+                );
+                self.answer_param(link, &name, integer, &result, engine);
             }
             MavMessage::PARAM_REQUEST_READ(p) if Self::for_us(p.target_system) => {
                 let name = if p.param_index >= 0 {
@@ -307,13 +327,13 @@ impl Gcs {
                     Some(param_name(&p.param_id))
                 };
                 match name {
-                    Some(name) => self.answer_param(link, &name, &Ok(()), engine),
+                    Some(name) => self.answer_param(link, &name, false, &Ok(()), engine),
                     None => self.ignore("PARAM_REQUEST_READ of an index past the known parameters"),
                 }
             }
             MavMessage::PARAM_REQUEST_LIST(p) if Self::for_us(p.target_system) => {
                 for name in self.params.clone() {
-                    self.answer_param(link, &name, &Ok(()), engine);
+                    self.answer_param(link, &name, false, &Ok(()), engine);
                 }
             }
             other => {
@@ -479,27 +499,45 @@ impl Gcs {
 
     /// PARAM_VALUE of `name` as the autopilot now has it (float first, then
     /// integer); a refusal is a STATUSTEXT.
+    /// PARAM_VALUE of `name` as the autopilot now has it, in the type
+    /// `integer` says first (a set is answered in the type it set); a
+    /// refused set is also a STATUSTEXT, and still answered with the value
+    /// in force when there is one (so a client stops retrying).
     fn answer_param(
         &mut self,
         link: usize,
         name: &str,
+        integer: bool,
         result: &Result<(), String>,
         engine: &mut Engine,
     ) {
         if let Err(e) = result {
             self.status_text(e);
-            return;
         }
         let ap = engine.autopilot();
-        let (value, kind) = match ap.param_f32(name) {
-            Ok(v) => (v, MavParamType::MAV_PARAM_TYPE_REAL32),
-            Err(_) => match ap.param_i32(name) {
-                Ok(v) => (self.encode_int(v), MavParamType::MAV_PARAM_TYPE_INT32),
-                Err(e) => {
+        let as_float = |ap: &mut lockstep_abi::Autopilot| {
+            ap.param_f32(name)
+                .map(|v| (v, MavParamType::MAV_PARAM_TYPE_REAL32))
+        };
+        let as_int = |ap: &mut lockstep_abi::Autopilot| {
+            ap.param_i32(name)
+                .map(|v| (v, MavParamType::MAV_PARAM_TYPE_INT32))
+        };
+        let read = if integer {
+            as_int(ap)
+                .map(|(v, k)| (self.encode_int(v), k))
+                .or_else(|_| as_float(ap))
+        } else {
+            as_float(ap).or_else(|_| as_int(ap).map(|(v, k)| (self.encode_int(v), k)))
+        };
+        let (value, kind) = match read {
+            Ok(r) => r,
+            Err(e) => {
+                if result.is_ok() {
                     self.status_text(&e.to_string());
-                    return;
                 }
-            },
+                return;
+            }
         };
         let index = self
             .params
@@ -518,11 +556,15 @@ impl Gcs {
 
     /// A STATUSTEXT (error) to every ground station.
     fn status_text(&mut self, text: &str) {
-        let mut t = text.to_string();
-        t.truncate(50);
+        // STATUSTEXT holds 50 bytes: cut at a character boundary.
+        let mut end = text.len().min(50);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let t = &text[..end];
         let msg = MavMessage::STATUSTEXT(STATUSTEXT_DATA {
             severity: MavSeverity::MAV_SEVERITY_ERROR,
-            text: t.as_str().into(),
+            text: t.into(),
             ..Default::default()
         });
         self.broadcast(&msg);

@@ -6,9 +6,10 @@
 //! the link. Then each autopilot boundary replies to the last packet with
 //! the state at that boundary and waits for the next packet, whose PWM is
 //! held over the next interval. A packet with the frame count already
-//! answered is ArduPilot re-sending after a lost or late reply (it re-sends
-//! after about a second): the same reply is sent again and nothing is
-//! integrated twice. A jump in the frame count (packets lost) is counted and
+//! answered is ArduPilot re-sending (after about a second without a reply):
+//! a second after our reply, the reply was lost and is sent again; sooner,
+//! it was queued before the reply went out and is ignored (ArduPilot counts
+//! every reply as a frame). Nothing is integrated twice. A jump in the frame count (packets lost) is counted and
 //! the run goes on; a count going back (ArduPilot restarted) ends it.
 //! Datagrams that are no servo packet (a wrong magic or length) and packets
 //! from a second sender are ignored and counted.
@@ -48,7 +49,14 @@ pub struct ArduPilotJson {
     buf: [u8; 2048],
     tally: Tally,
     interrupt: Interrupt,
+    /// When the last reply was sent.
+    replied_at: Instant,
 }
+
+/// ArduPilot re-sends a frame after about a second without an answer
+/// (`SIM_JSON.cpp`: 100 ms receive timeouts, re-sent past 1000 ms): a copy
+/// arriving this long after our reply means the reply was lost.
+const RESEND_AFTER: Duration = Duration::from_millis(900);
 
 impl std::fmt::Debug for ArduPilotJson {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -89,6 +97,7 @@ impl ArduPilotJson {
             buf: [0; 2048],
             tally: Tally::default(),
             interrupt: Interrupt::default(),
+            replied_at: Instant::now(),
         })
     }
 
@@ -152,6 +161,7 @@ impl ArduPilotJson {
     }
 
     fn send_reply(&mut self, time_us: u64) -> Result<(), AbiError> {
+        self.replied_at = Instant::now();
         let (Some(socket), Some(peer)) = (&self.socket, self.peer) else {
             return Ok(());
         };
@@ -210,12 +220,24 @@ impl FlightStack for ArduPilotJson {
             };
             let last = self.frame.unwrap_or(0);
             if p.frame_count == last {
-                // ArduPilot re-sent: our reply was lost or late.
-                self.tally.add(
-                    "servo packets re-sent by ArduPilot (answered again, not integrated)",
-                    1,
-                );
-                self.send_reply(time_us)?;
+                // ArduPilot re-sends a frame about a second after it sent it
+                // without an answer. Copies queued before our reply went out
+                // are answered by it (ArduPilot counts every reply as a new
+                // frame: answering each would put it out of step); one that
+                // comes a second after the reply means the reply was lost.
+                if self.replied_at.elapsed() >= RESEND_AFTER {
+                    self.tally.add(
+                        "servo packets re-sent by ArduPilot (answered again, not integrated)",
+                        1,
+                    );
+                    self.send_reply(time_us)?;
+                } else {
+                    self.tally.add(
+                        "re-sent servo packets queued before the reply went out (not answered \
+                         again)",
+                        1,
+                    );
+                }
                 continue;
             }
             if p.frame_count < last {

@@ -37,17 +37,37 @@ use crate::{Boot, OutputMap, StackOptions};
 
 /// Counts the bytes read from the stream, so that what the MAVLink reader
 /// skipped (bytes of no valid frame) can be told at the end.
+///
+/// A read past `until`, or after a signal, fails as timed out: the MAVLink
+/// reader keeps reading until it has a valid frame, so a peer trickling
+/// bytes that never make one must not hold a step past its deadline.
 struct Counted {
     stream: TcpStream,
     read: u64,
+    until: Option<Instant>,
+    interrupt: Interrupt,
 }
 
 impl Read for Counted {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let late = self.until.is_some_and(|u| Instant::now() >= u);
+        if late || self.interrupt.check().is_err() {
+            return Err(ErrorKind::TimedOut.into());
+        }
         let n = self.stream.read(buf)?;
         self.read += n as u64;
         Ok(n)
     }
+}
+
+/// What a wait for an answer ended with (returned by value once a round:
+/// boxing the frame would allocate every step).
+#[allow(clippy::large_enum_variant)]
+enum Answer {
+    Frame(lockstep_actuator_frame),
+    /// An answer to an earlier message (while booting).
+    Lagging,
+    None,
 }
 
 struct Connection {
@@ -72,6 +92,8 @@ pub struct Px4Sitl {
     boot_wait: Duration,
     /// Whether the first answer has come (every message waits from then on).
     answered: bool,
+    /// When the boot's first message was sent.
+    boot_started: Option<Instant>,
     header: MavHeader,
     out: Vec<u8>,
     tally: Tally,
@@ -112,6 +134,7 @@ impl Px4Sitl {
             boot: options.boot,
             boot_wait: Duration::from_micros(u64::from(config.autopilot_period_us)),
             answered: false,
+            boot_started: None,
             header: MavHeader {
                 system_id: 1,
                 component_id: 51,
@@ -174,9 +197,11 @@ impl Px4Sitl {
                 }
             }
         };
+        // A PX4 that stops reading must not block a send forever either.
         let setup = stream
             .set_nonblocking(false)
             .and_then(|()| stream.set_nodelay(true))
+            .and_then(|()| stream.set_write_timeout(Some(self.step_deadline)))
             .and_then(|()| stream.try_clone());
         let reader =
             setup.map_err(|e| self.failed(0, format!("setting up the connection: {e}")))?;
@@ -185,6 +210,8 @@ impl Px4Sitl {
             reader: mavlink::MavlinkReader::new(Counted {
                 stream: reader,
                 read: 0,
+                until: None,
+                interrupt: self.interrupt.clone(),
             }),
             peer,
             decoded: 0,
@@ -225,25 +252,31 @@ impl Px4Sitl {
         );
         let conn = self.conn.as_mut().expect("connected before sending");
         if let Err(e) = conn.writer.write_all(&self.out) {
-            let reason = format!("sending HIL_SENSOR failed: {e} (PX4 disconnected?)");
+            let reason = if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) {
+                format!(
+                    "sending HIL_SENSOR blocked for the step deadline of {} s (PX4 is not \
+                     reading)",
+                    seconds(self.step_deadline)
+                )
+            } else {
+                format!("sending HIL_SENSOR failed: {e} (PX4 disconnected?)")
+            };
             return Err(self.failed(time_us, reason));
         }
         Ok(())
     }
 
-    /// The answer to the message of `time_us`, waited for until `until`
-    /// (`None` when it passed).
-    fn answer(
-        &mut self,
-        time_us: u64,
-        until: Instant,
-    ) -> Result<Option<lockstep_actuator_frame>, AbiError> {
+    /// The answer to the message of `time_us`, waited for until `until`.
+    /// While booting, an answer to an earlier message ends the wait too
+    /// (PX4 answers now, a round trip behind).
+    fn answer(&mut self, time_us: u64, until: Instant, booting: bool) -> Result<Answer, AbiError> {
         loop {
             self.interrupt.check()?;
             let Some(slice) = slice_until(until) else {
-                return Ok(None);
+                return Ok(Answer::None);
             };
             let conn = self.conn.as_mut().expect("connected before reading");
+            conn.reader.get_mut().until = Some(until);
             let _ = conn.reader.get_mut().stream.set_read_timeout(Some(slice));
             let raw = match conn.reader.read_any_raw_message::<MavMessage>() {
                 Ok(raw) => raw,
@@ -294,13 +327,20 @@ impl Px4Sitl {
                             format!("HIL_ACTUATOR_CONTROLS.controls[{k}] is {}", c.controls[k]);
                         return Err(self.failed(time_us, reason));
                     }
-                    return Ok(Some(messages::actuators(&c, &self.map, self.rotors)));
+                    return Ok(Answer::Frame(messages::actuators(
+                        &c,
+                        &self.map,
+                        self.rotors,
+                    )));
                 }
                 MavMessage::HIL_ACTUATOR_CONTROLS(c) if c.time_usec < time_us => {
                     self.tally.add(
                         "HIL_ACTUATOR_CONTROLS answering an earlier HIL_SENSOR (skipped)",
                         1,
                     );
+                    if booting {
+                        return Ok(Answer::Lagging);
+                    }
                 }
                 MavMessage::HIL_ACTUATOR_CONTROLS(c) => {
                     let reason = format!(
@@ -353,26 +393,37 @@ impl FlightStack for Px4Sitl {
         }
         self.send(time_us, sensors, truth)?;
         if !self.answered && self.boot == Boot::FreeRun {
+            let started = *self.boot_started.get_or_insert_with(Instant::now);
             let until = Instant::now() + self.boot_wait;
-            return match self.answer(time_us, until)? {
-                Some(frame) => {
+            match self.answer(time_us, until, true)? {
+                Answer::Frame(frame) => {
                     self.answered = true;
-                    Ok(frame)
+                    return Ok(frame);
                 }
-                None => {
+                // PX4 answers, a round trip behind: lockstep from here on.
+                Answer::Lagging => self.answered = true,
+                Answer::None if started.elapsed() > self.connect_timeout => {
+                    let reason = format!(
+                        "PX4 sent no HIL_ACTUATOR_CONTROLS within {} s (the connect timeout) \
+                         of its first HIL_SENSOR: still booting, or not running in lockstep",
+                        seconds(self.connect_timeout)
+                    );
+                    return Err(self.failed(time_us, reason));
+                }
+                Answer::None => {
                     self.tally
                         .add("boot periods before PX4's first answer (motors off)", 1);
-                    Ok(messages::motors_off())
+                    return Ok(messages::motors_off());
                 }
-            };
+            }
         }
         let until = Instant::now() + self.step_deadline;
-        match self.answer(time_us, until)? {
-            Some(frame) => {
+        match self.answer(time_us, until, false)? {
+            Answer::Frame(frame) => {
                 self.answered = true;
                 Ok(frame)
             }
-            None => {
+            Answer::None | Answer::Lagging => {
                 let reason = format!(
                     "no HIL_ACTUATOR_CONTROLS for time_usec {time_us} within the step \
                      deadline of {} s",
@@ -387,7 +438,8 @@ impl FlightStack for Px4Sitl {
         let mut tally = self.tally.clone();
         if let Some(conn) = &self.conn {
             tally.add(
-                "bytes skipped that were no valid MAVLink frame of the common dialect",
+                "bytes skipped that were no valid MAVLink frame of the common dialect (or \
+                 arrived after the last answer)",
                 conn.reader.get_ref().read - conn.decoded,
             );
         }

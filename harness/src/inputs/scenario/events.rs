@@ -122,13 +122,7 @@ pub(super) fn event(
         })
     };
     let action = match e.action.as_str() {
-        "arm" => Action::Arm,
-        "disarm" => Action::Disarm,
-        "mission_start" => Action::MissionStart,
-        "takeoff" => Action::Takeoff,
-        "rtl" => Action::Rtl,
-        "land" => Action::Land,
-        "hold" => Action::Hold,
+        name if Action::command(name).is_some() => Action::command(name).expect("just found"),
         "wind_gust" => {
             let g = e
                 .gust

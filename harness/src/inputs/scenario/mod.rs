@@ -430,10 +430,11 @@ impl Scenario {
             Some(a) => stack::stack_options(a).map_err(key_err)?,
             None => None,
         };
+        let expect = expect::expectations(f.expect.as_ref()).map_err(key_err)?;
         if let Some(st) = &stack {
             stack::refuse_operator_inputs(st.kind, mission.is_some(), &events).map_err(key_err)?;
+            stack::refuse_unseen(st.kind, &events, &expect, &cadences).map_err(key_err)?;
         }
-        let expect = expect::expectations(f.expect.as_ref()).map_err(key_err)?;
         let world = world_settings(f.world.as_ref()).map_err(key_err)?;
         let montecarlo = match &f.montecarlo {
             Some(m) => Some(dispersions::dispersions(m, duration).map_err(key_err)?),

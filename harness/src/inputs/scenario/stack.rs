@@ -163,3 +163,63 @@ pub(super) fn refuse_operator_inputs(
     }
     Ok(())
 }
+
+/// What a stack cannot see or report, refused rather than silently without
+/// effect: `[expect] mission_finished` (no simulator link reports a
+/// mission); for PX4, an autopilot period that is not a whole number of IMU
+/// periods (PX4 runs its controllers on new gyro samples: a HIL_SENSOR
+/// without one goes unanswered); for ArduPilot, faults of the sensors it
+/// simulates itself from the state (GPS, barometer, magnetometer, the
+/// estimator).
+pub(super) fn refuse_unseen(
+    kind: StackKind,
+    events: &[Event],
+    expect: &crate::outcome::verdict::Expectations,
+    cadences: &[crate::Cadence],
+) -> Result<(), KeyError> {
+    if expect.mission_finished.is_some() {
+        return Err((
+            "expect.mission_finished".into(),
+            format!(
+                "{} does not report its mission over its simulator link",
+                kind.name()
+            ),
+        ));
+    }
+    let period = |n: &str| cadences.iter().find(|c| c.name == n).map(|c| c.period.0);
+    if kind == StackKind::Px4Sitl
+        && let (Some(ap), Some(imu)) = (period("autopilot"), period("imu"))
+        && ap % imu != 0
+    {
+        return Err((
+            "cadences.imu".into(),
+            format!(
+                "px4-sitl needs a new IMU sample in every HIL_SENSOR: the autopilot period \
+                 ({ap} us) must be a multiple of the IMU period ({imu} us)"
+            ),
+        ));
+    }
+    if kind == StackKind::ArduPilotJson {
+        for (i, e) in events.iter().enumerate() {
+            let sensor = match &e.action {
+                Action::SensorDropout { sensor }
+                | Action::SensorFreeze { sensor }
+                | Action::SensorBiasStep { sensor, .. }
+                | Action::SensorNoiseScale { sensor, .. }
+                | Action::SensorClear { sensor } => *sensor,
+                _ => continue,
+            };
+            if sensor != super::types::SensorId::Imu {
+                return Err((
+                    format!("events[{i}]"),
+                    format!(
+                        "`{}`: ardupilot-json simulates its own GPS, barometer and compass \
+                         from the state lockstep sends (only the IMU's samples reach it)",
+                        e.action
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}

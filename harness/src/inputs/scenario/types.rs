@@ -177,6 +177,26 @@ pub struct Event {
 }
 
 impl Action {
+    /// The operator's commands by name, as scenario files, ground stations
+    /// and Python name them: they reach the autopilot through its commands.
+    pub const COMMANDS: [(&'static str, Action); 7] = [
+        ("arm", Action::Arm),
+        ("disarm", Action::Disarm),
+        ("mission_start", Action::MissionStart),
+        ("takeoff", Action::Takeoff),
+        ("rtl", Action::Rtl),
+        ("land", Action::Land),
+        ("hold", Action::Hold),
+    ];
+
+    /// The operator command named `name`.
+    pub fn command(name: &str) -> Option<Action> {
+        Action::COMMANDS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, a)| *a)
+    }
+
     /// Whether the action changes the plant (its motors or batteries) rather
     /// than the autopilot's commands, the wind or the sensors.
     pub fn acts_on_plant(&self) -> bool {

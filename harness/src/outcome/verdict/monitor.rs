@@ -49,6 +49,10 @@ pub struct Monitor {
     /// cosine of the tilt).
     spin_limit_radps: f64,
     cos_tilt_limit: f64,
+    /// Whether flying away from the mission's area is a crash (not for a
+    /// flight stack, whose mission lockstep never sees, unless the scenario
+    /// gives `[expect] volume`).
+    fly_away: bool,
 }
 
 impl Monitor {
@@ -66,7 +70,14 @@ impl Monitor {
             tilt_since: None,
             spin_limit_radps: expect.loss_of_control_yaw_rate_dps.to_radians(),
             cos_tilt_limit: expect.loss_of_control_tilt_deg.to_radians().cos(),
+            fly_away: true,
         }
+    }
+
+    /// No fly-away check against a fence lockstep cannot know (a flight
+    /// stack's mission); an `[expect] volume` still applies.
+    pub fn without_mission_fence(&mut self) {
+        self.fly_away = false;
     }
 
     /// The scenario's mission, flown from `start` (north, east, altitude):
@@ -146,6 +157,7 @@ impl Monitor {
             self.fence = Some(Fence::at(n, e, alt));
         }
         if self.expect.volume.is_none()
+            && self.fly_away
             && let Some(f) = &mut self.fence
         {
             if s.in_contact {
