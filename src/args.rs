@@ -21,10 +21,12 @@ pub struct ScenarioArgs {
     #[arg(long)]
     autopilot: Option<PathBuf>,
     /// Override the scenario's seed (`simulation.seed`).
-    #[arg(long, value_parser = seed)]
+    #[arg(long, value_parser = seed, allow_negative_numbers = true)]
     seed: Option<i64>,
     /// Override the simulated duration in seconds (`simulation.duration_s`).
-    #[arg(long)]
+    /// A negative value is taken as a value (and refused by the scenario's
+    /// check with its range), not as an option.
+    #[arg(long, allow_negative_numbers = true)]
     duration: Option<f64>,
     /// Fly another aircraft: a built-in name (iris, hexa, octa) or a spec
     /// file, relative to the working directory (`vehicle.spec`).

@@ -172,14 +172,8 @@ fn spec_value(v: &str, spelling: Spelling) -> Result<String, String> {
     if p.exists() {
         return Ok(p.display().to_string());
     }
-    let names: Vec<&str> = specs
-        .iter()
-        .map(|(n, _)| *n)
-        .filter(|n| *n != "multirotor-base")
-        .collect();
-    let near = names
-        .iter()
-        .find(|n| strsim::levenshtein(n, v) <= 2)
+    let names = lockstep_plant::spec::flyable_builtins();
+    let near = lockstep_plant::spec::nearest_builtin(v)
         .map(|n| format!("; did you mean `{n}`?"))
         .unwrap_or_default();
     let list = match spelling {

@@ -412,3 +412,49 @@ fn pacing_waits_for_the_wall_clock_and_changes_no_output() {
         "{fleet}"
     );
 }
+
+/// `--duration -5` reaches the scenario's check (not clap's tip to write
+/// `-- -5`), and `--seed -3` the seed's own message.
+#[test]
+fn negative_numbers_are_values_and_get_their_checks_messages() {
+    let r = lockstep(&["fly", "--duration", "-5"]);
+    assert_eq!(r.status.code(), Some(2), "{r}");
+    assert!(
+        r.stderr.contains(
+            "(with --duration -5): key `simulation.duration_s`: must be positive and at most \
+             10000000, is -5"
+        ),
+        "{r}"
+    );
+    let r = lockstep(&["fly", "--seed", "-3"]);
+    assert_eq!(r.status.code(), Some(2), "{r}");
+    assert!(
+        r.stderr
+            .contains("invalid value '-3' for '--seed <SEED>': -3 is not an integer in [0, 9223372036854775807]"),
+        "{r}"
+    );
+}
+
+/// A built-in spec misspelt in a scenario file gets the CLI's "did you
+/// mean", and the list names only the aircraft that fly.
+#[test]
+fn a_misspelt_spec_in_a_file_gets_a_suggestion() {
+    let dir = TempDir::new("spec-case");
+    let s = dir.join("iris.toml");
+    std::fs::write(
+        &s,
+        "schema_version = 1\n[simulation]\nduration_s = 5.0\n[vehicle]\nspec = \"IRIS\"\n",
+    )
+    .unwrap();
+    let r = lockstep(&["fly", s.to_str().unwrap()]);
+    assert_eq!(r.status.code(), Some(2), "{r}");
+    assert!(
+        r.stderr
+            .contains("key `vehicle.spec`: `IRIS` is not a built-in spec (iris, hexa, octa) and "),
+        "{r}"
+    );
+    assert!(
+        r.stderr.trim_end().ends_with("; did you mean `iris`?"),
+        "{r}"
+    );
+}

@@ -14,7 +14,7 @@ mod error;
 mod load;
 mod validate;
 
-pub use builtin::BUILTIN_SPECS;
+pub use builtin::{BUILTIN_SPECS, flyable_builtins, nearest_builtin};
 pub use data::*;
 pub use error::SpecError;
 

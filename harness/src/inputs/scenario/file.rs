@@ -326,7 +326,7 @@ pub(super) enum WindKind {
 pub(super) struct WindSection {
     /// constant, ornstein_uhlenbeck or dryden.
     pub model: WindKind,
-    /// Mean wind in NED, m/s.
+    /// Mean wind: the air mass's velocity in NED, m/s (where the wind blows TO: a wind from the east is [0, -6, 0]).
     #[serde(default)]
     pub mean_ned_mps: [f64; 3],
     /// Ornstein-Uhlenbeck: standard deviation per axis, m/s.

@@ -320,16 +320,15 @@ impl Scenario {
             f.vehicle.spec.clone()
         } else {
             let p = resolve(dir, &f.vehicle.spec).map_err(|reason| {
+                let near = lockstep_plant::spec::nearest_builtin(&f.vehicle.spec)
+                    .map(|n| format!("; did you mean `{n}`?"))
+                    .unwrap_or_default();
                 invalid(
                     "vehicle.spec",
                     format!(
-                        "`{}` is not a built-in spec ({}) and {reason}",
+                        "`{}` is not a built-in spec ({}) and {reason}{near}",
                         f.vehicle.spec,
-                        lockstep_plant::spec::BUILTIN_SPECS
-                            .iter()
-                            .map(|(n, _)| *n)
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                        lockstep_plant::spec::flyable_builtins().join(", ")
                     ),
                 )
             })?;
