@@ -108,19 +108,8 @@ pub(crate) fn apply(
     world.journal.event(t, &a);
     // Every action but commands, gusts and noise scaling changes the fault
     // state.
-    let changed = !matches!(
-        a,
-        Action::Arm
-            | Action::Disarm
-            | Action::MissionStart
-            | Action::Takeoff
-            | Action::Rtl
-            | Action::Land
-            | Action::Hold
-            | Action::Setpoint { .. }
-            | Action::WindGust { .. }
-            | Action::SensorNoiseScale { .. }
-    );
+    let changed =
+        !(a.is_command() || matches!(a, Action::WindGust { .. } | Action::SensorNoiseScale { .. }));
     let sf = |s: SensorId| SensorId::ALL.iter().position(|x| *x == s).unwrap_or(0);
     match a {
         Action::Arm => avionics.command(LOCKSTEP_ARM_ARM, 0, 0),

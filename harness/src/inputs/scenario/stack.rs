@@ -147,17 +147,7 @@ pub(super) fn refuse_operator_inputs(
         return Err(("mission".into(), why));
     }
     for (i, e) in events.iter().enumerate() {
-        if matches!(
-            e.action,
-            Action::Arm
-                | Action::Disarm
-                | Action::MissionStart
-                | Action::Takeoff
-                | Action::Rtl
-                | Action::Land
-                | Action::Hold
-                | Action::Setpoint { .. }
-        ) {
+        if e.action.is_command() {
             return Err((format!("events[{i}]"), format!("`{}`: {why}", e.action)));
         }
     }

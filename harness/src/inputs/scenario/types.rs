@@ -197,6 +197,12 @@ impl Action {
             .map(|(_, a)| *a)
     }
 
+    /// Whether the action reaches the autopilot through its commands (an
+    /// operator command or a setpoint) rather than acting on the world.
+    pub fn is_command(&self) -> bool {
+        matches!(self, Action::Setpoint { .. }) || Action::COMMANDS.iter().any(|(_, a)| a == self)
+    }
+
     /// Whether the action changes the plant (its motors or batteries) rather
     /// than the autopilot's commands, the wind or the sensors.
     pub fn acts_on_plant(&self) -> bool {
