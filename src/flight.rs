@@ -206,6 +206,9 @@ fn print_text(r: &FlightReport) {
     for p in &r.plots {
         say!("plot          {p}");
     }
+    if let Some(v) = &r.viewer {
+        say!("viewer        {v}");
+    }
     let mut first = true;
     for e in r.timeline.iter().take(TIMELINE_LINES) {
         say!(

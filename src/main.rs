@@ -152,6 +152,18 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Write the flight viewer: one self-contained HTML page (3D scene,
+    /// time slider, plots, timeline, verdict) that opens offline in any
+    /// browser, of a `fly` or fleet `--out` directory or a flight log; of a
+    /// `montecarlo --out` directory, the batch's page.
+    View {
+        /// A `fly`, fleet or `montecarlo` --out directory, or a flight log.
+        target: PathBuf,
+        /// The page to write [default: flight.html (montecarlo.html) in
+        /// the directory; beside a log, its name with .html].
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Print a shell completion script: `lockstep completions bash >
     /// ~/.local/share/bash-completion/completions/lockstep` (bash, zsh,
     /// fish, elvish, powershell).
@@ -265,6 +277,13 @@ fn main() -> ExitCode {
             set,
         } => montecarlo::worker(scenario, autopilot, run, &set),
         Command::CompareIntegrators(a) => compare::command(a),
+        Command::View { target, out } => match lockstep_run::view::view(&target, out.as_deref()) {
+            Ok(page) => {
+                say!("viewer        {}", page.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => refuse("view", &e),
+        },
         Command::Plot { log, out } => {
             let stem = out.unwrap_or_else(|| log.with_extension(""));
             match lockstep_run::plots::draw(&log, &stem) {

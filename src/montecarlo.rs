@@ -45,7 +45,7 @@ pub struct MonteCarloArgs {
     #[arg(long, default_value_t = 600.0, value_parser = crate::positive_seconds)]
     run_timeout: f64,
     /// The directory written: runs.csv, summary.json, histograms.png and
-    /// histograms.svg.
+    /// histograms.svg, and the viewer's page montecarlo.html.
     #[arg(long, default_value = "montecarlo")]
     out: PathBuf,
     /// Print nothing but errors.
@@ -125,6 +125,9 @@ pub fn command(a: MonteCarloArgs) -> ExitCode {
         }
         say!("csv           {}", b.csv.display());
         say!("summary       {}", b.summary.display());
+        if let Some(v) = &b.report.viewer {
+            say!("viewer        {v}");
+        }
         for f in &b.histograms {
             say!("histograms    {}", f.display());
         }

@@ -41,6 +41,7 @@ pub mod plots;
 pub mod replay;
 pub mod session;
 pub mod study;
+pub mod view;
 
 pub use lockstep_harness::outcome::class::{Classified, ErrorClass, Part};
 

@@ -58,3 +58,4 @@ mod ulog_export;
 mod vehicles_apart;
 mod verdict_cli;
 mod verdict_failures;
+mod viewer_cli;

@@ -27,7 +27,7 @@ fn png_size(bytes: &[u8]) -> (u32, u32) {
 
 fn assert_plots(stem: &std::path::Path) {
     let png = std::fs::read(stem.with_extension("png")).unwrap();
-    assert_eq!(png_size(&png), (1600, 2200));
+    assert_eq!(png_size(&png), (1600, 2240));
     let svg = std::fs::read_to_string(stem.with_extension("svg")).unwrap();
     assert!(svg.starts_with("<svg"), "{}", &svg[..40]);
     assert!(svg.trim_end().ends_with("</svg>"));
@@ -36,6 +36,15 @@ fn assert_plots(stem: &std::path::Path) {
     }
     // The square's four corners are drawn as waypoints.
     assert!(svg.contains(">\nwaypoints\n</text>"));
+    // Titled by the scenario (not the log's file name), with the modes'
+    // legend and the yaw unwrapped.
+    assert!(
+        svg.contains(">\nsquare.toml — iris, seed 7\n</text>"),
+        "the title"
+    );
+    for t in ["modes:", "takeoff", "mission", "yaw (unwrapped)"] {
+        assert!(svg.contains(&format!(">\n{t}\n</text>")), "{t}");
+    }
 }
 
 #[test]

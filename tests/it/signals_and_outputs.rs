@@ -279,7 +279,7 @@ fn a_log_lost_from_its_first_row_reports_no_rows_and_no_plots() {
     );
     assert_eq!(Log::read(&out.join("log.csv")).rows.len(), 0);
     let lines: Vec<&str> = r.stderr.lines().collect();
-    assert_eq!(lines.len(), 2, "{r}");
+    assert_eq!(lines.len(), 3, "{r}");
     assert!(
         lines[0].starts_with("lockstep fly: flight log: cannot write ")
             && lines[0].ends_with(
@@ -290,6 +290,10 @@ fn a_log_lost_from_its_first_row_reports_no_rows_and_no_plots() {
     assert_eq!(
         lines[1],
         "lockstep fly: plots: not written: writing the flight log failed before its first row"
+    );
+    assert_eq!(
+        lines[2],
+        "lockstep fly: the viewer's page: not written: writing the flight log failed before its first row"
     );
 }
 

@@ -140,20 +140,7 @@ pub fn open_log(
     autopilot: &Path,
     path: &Path,
 ) -> std::io::Result<(FlightLog, (PathBuf, LogMeta))> {
-    let g = plant.origin.geodetic;
-    let meta = LogMeta::new(
-        &scenario.file,
-        &plant.name,
-        scenario.seed,
-        autopilot,
-        crate::io::log_meta::Origin {
-            lat_deg: g.lat_deg,
-            lon_deg: g.lon_deg,
-            alt_m: g.alt_m,
-        },
-        plant.rotors.len(),
-        plant.batteries.len(),
-    );
+    let meta = LogMeta::new(&scenario.file, plant, scenario.seed, autopilot);
     let meta = LogMeta {
         mission: scenario.mission.as_ref().map(|m| m.display().to_string()),
         ..meta

@@ -10,6 +10,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use lockstep_plant::multirotor::Multirotor;
+
 use crate::io::log::{LOG_SCHEMA_VERSION, header};
 
 /// `<log>.json`: the log's name with `.json` appended (never the log
@@ -35,6 +37,39 @@ pub struct Origin {
     pub alt_m: f64,
 }
 
+/// Where a rotor is and which way it turns: what a viewer needs to draw
+/// the vehicle as flown.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RotorPlace {
+    /// Hub position from the centre of mass, body FRD.
+    pub position_m: [f64; 3],
+    /// +1 counter-clockwise seen from the thrust side, -1 clockwise.
+    pub spin_dir: i32,
+}
+
+/// The vehicle's drawable shape.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Airframe {
+    pub rotors: Vec<RotorPlace>,
+    pub propeller_radius_m: f64,
+}
+
+impl Airframe {
+    pub fn of(plant: &Multirotor) -> Airframe {
+        Airframe {
+            rotors: plant
+                .rotors
+                .iter()
+                .map(|r| RotorPlace {
+                    position_m: r.position_m.into(),
+                    spin_dir: if r.spin_dir < 0.0 { -1 } else { 1 },
+                })
+                .collect(),
+            propeller_radius_m: plant.propeller.radius_m,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct LogMeta {
     pub log_schema_version: u32,
@@ -49,6 +84,8 @@ pub struct LogMeta {
     pub origin: Origin,
     pub rotors: usize,
     pub batteries: usize,
+    /// The rotors' places and the propellers' radius.
+    pub airframe: Airframe,
     pub columns: Vec<Column>,
     /// `mode` column: code -> name.
     pub modes: BTreeMap<u32, &'static str>,
@@ -90,17 +127,15 @@ pub fn unit_of(column: &str) -> &'static str {
 }
 
 impl LogMeta {
-    /// The metadata of a log with `rotors` and `batteries`, before the run.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        scenario: &Path,
-        spec: &str,
-        seed: u64,
-        autopilot: &Path,
-        origin: Origin,
-        rotors: usize,
-        batteries: usize,
-    ) -> LogMeta {
+    /// The metadata of a log of `plant`, before the run.
+    pub fn new(scenario: &Path, plant: &Multirotor, seed: u64, autopilot: &Path) -> LogMeta {
+        let g = plant.origin.geodetic;
+        let origin = Origin {
+            lat_deg: g.lat_deg,
+            lon_deg: g.lon_deg,
+            alt_m: g.alt_m,
+        };
+        let (rotors, batteries) = (plant.rotors.len(), plant.batteries.len());
         use crate::io::log::fault_bits as fb;
         let modes = (0..=lockstep_abi::ffi::LOCKSTEP_MODE_STACK)
             .map(|m| (m, lockstep_abi::mode_name(m)))
@@ -123,13 +158,14 @@ impl LogMeta {
             log_schema_version: LOG_SCHEMA_VERSION,
             lockstep_version: env!("CARGO_PKG_VERSION"),
             scenario: scenario.display().to_string(),
-            spec: spec.to_string(),
+            spec: plant.name.clone(),
             seed: Some(seed),
             autopilot: autopilot.display().to_string(),
             mission: None,
             origin,
             rotors,
             batteries,
+            airframe: Airframe::of(plant),
             columns: header(rotors, batteries)
                 .into_iter()
                 .map(|name| Column {

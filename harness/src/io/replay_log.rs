@@ -12,7 +12,7 @@ use lockstep_plant::{Multirotor, PlantInputs};
 
 use crate::io::log::fault_bits;
 use crate::io::log::{FlightLog, LogRow};
-use crate::io::log_meta::{LogMeta, Origin};
+use crate::io::log_meta::LogMeta;
 
 /// A log being written from a replay's visits.
 #[derive(Debug)]
@@ -42,20 +42,7 @@ impl ReplayLog {
             ..LogRow::default()
         };
         let log = FlightLog::create(path, &row)?;
-        let g = plant.origin.geodetic;
-        let mut meta = LogMeta::new(
-            recording,
-            &plant.name,
-            0,
-            Path::new("none (a replay)"),
-            Origin {
-                lat_deg: g.lat_deg,
-                lon_deg: g.lon_deg,
-                alt_m: g.alt_m,
-            },
-            nr,
-            nb,
-        );
+        let mut meta = LogMeta::new(recording, plant, 0, Path::new("none (a replay)"));
         meta.seed = None;
         meta.write(path)?;
         Ok(ReplayLog {

@@ -41,6 +41,8 @@ use crate::outputs::{check_against_inputs, make_dir, scenario_inputs};
 pub const RUNS_CSV: &str = "runs.csv";
 pub const SUMMARY: &str = "summary.json";
 pub const HISTOGRAMS: &str = "histograms";
+/// The figures a batch draws (stems of their PNG and SVG files).
+pub const FIGURES: [&str; 1] = [HISTOGRAMS];
 
 /// Where the runs fly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -111,6 +113,9 @@ pub struct BatchReport {
     /// rows that say so).
     pub interrupted_by: Option<String>,
     pub stats: Vec<Stat>,
+    /// The viewer's page (`montecarlo.html`), when one was written.
+    #[serde(default)]
+    pub viewer: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_class: Option<ErrorClass>,
     pub exit_status: u8,
@@ -191,9 +196,11 @@ pub fn prepare(request: BatchRequest) -> Result<PreparedBatch, RunError> {
     let out = &request.out;
     let plots = lockstep_plot::output_files(&out.join(HISTOGRAMS));
     let (csv, summary) = (out.join(RUNS_CSV), out.join(SUMMARY));
+    let page = out.join(crate::view::BATCH_PAGE);
     let outputs = [
         ("the runs' CSV", csv.as_path()),
         ("the summary", summary.as_path()),
+        ("the viewer's page", page.as_path()),
         ("a histogram", plots[0].as_path()),
         ("a histogram", plots[1].as_path()),
     ];
@@ -301,6 +308,7 @@ impl PreparedBatch {
             runs_per_s: r.runs as f64 / wall.max(1e-9),
             interrupted_by: signal.map(lockstep_abi::signal_name),
             stats: aggregate.stats.clone(),
+            viewer: None,
             error_class: class,
             exit_status: class.map_or(0, |c| c.exit_status(signal)),
             output_errors: Vec::new(),
@@ -323,6 +331,15 @@ impl PreparedBatch {
         };
         if !failed.is_empty() {
             report.output_errors.append(&mut failed);
+        }
+        // The page shows the summary as it is about to be written.
+        let page = r.out.join(crate::view::BATCH_PAGE);
+        let mut shown = report.clone();
+        shown.viewer = Some(page.display().to_string());
+        let value = serde_json::to_value(&shown).expect("a summary is JSON");
+        match crate::view::batch(&r.out, &value, &page) {
+            Ok(()) => report.viewer = shown.viewer,
+            Err(e) => report.output_errors.push(format!("the viewer's page: {e}")),
         }
         let text = serde_json::to_string_pretty(&report).expect("a summary is JSON");
         if let Err(e) = std::fs::write(&summary, text + "\n") {

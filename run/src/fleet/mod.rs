@@ -123,6 +123,7 @@ pub(crate) fn check_logs(
     dir: &Path,
 ) -> Result<(), RunError> {
     let summary = dir.join("summary.json");
+    let page = dir.join(crate::view::FLIGHT_PAGE);
     for v in fs
         .vehicles
         .iter()
@@ -136,6 +137,7 @@ pub(crate) fn check_logs(
             &scenario_inputs(scenario, autopilot, &v.scenario),
             &[
                 ("the summary", &summary),
+                ("the viewer's page", &page),
                 (&what, &log),
                 ("its sidecar", &sidecar),
             ],

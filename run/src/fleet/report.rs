@@ -109,6 +109,8 @@ pub struct FleetReport {
     pub encounters_dropped: u64,
     pub closest: Option<EncounterReport>,
     pub collisions: usize,
+    /// The viewer's page (`flight.html`), when one was written.
+    pub viewer: Option<String>,
     /// Outputs that could not be written (the summary).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub output_errors: Vec<String>,
@@ -208,6 +210,7 @@ impl FleetReport {
                 .closest
                 .map(|c| encounter(c.time.0, "closest", c.a, c.b, c.separation_m)),
             collisions: r.collisions,
+            viewer: None,
             output_errors: Vec::new(),
         }
     }
@@ -226,13 +229,29 @@ impl FleetReport {
         serde_json::to_string_pretty(self).expect("a report serializes")
     }
 
-    /// Writes `summary.json` into `out` (when given); a failure is an
-    /// output error and a run failure.
+    /// Writes into `out` (when given) the viewer's page and the plot of
+    /// the vehicles' logs (when they wrote any), then `summary.json`; a
+    /// failure is an output error and a run failure.
     pub fn write_summary(&mut self, out: Option<&Path>) {
-        if let Some(dir) = out
-            && let Err(e) = crate::write_summary(dir, &self.to_json())
-        {
-            self.output_errors.push(e);
+        let Some(dir) = out else {
+            return;
+        };
+        let mut errors = Vec::new();
+        if self.vehicles.iter().any(|v| v.log.is_some()) {
+            let page = dir.join(crate::view::FLIGHT_PAGE);
+            let mut shown = self.clone();
+            shown.viewer = Some(page.display().to_string());
+            let value = serde_json::to_value(&shown).expect("a report is JSON");
+            match crate::view::fleet(dir, &value, &page) {
+                Ok(()) => self.viewer = shown.viewer,
+                Err(e) => errors.push(format!("the viewer's page: {e}")),
+            }
+        }
+        if let Err(e) = crate::write_summary(dir, &self.to_json()) {
+            errors.push(e);
+        }
+        if !errors.is_empty() {
+            self.output_errors.append(&mut errors);
             self.error_class = Some(ErrorClass::RunFailure);
             self.exit_status = ErrorClass::RunFailure.exit_status(None);
         }

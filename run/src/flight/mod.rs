@@ -41,7 +41,8 @@ pub struct FlightRequest {
 
 /// The files a flight writes. With `out`, the log (when the scenario has a
 /// `log` cadence and no `log` is given) is `out/log.csv`, the plots
-/// `out/flight.png` and `.svg`, and the report `out/summary.json`.
+/// `out/flight.png` and `.svg`, the viewer's page `out/flight.html`, and
+/// the report `out/summary.json`.
 #[derive(Debug, Clone, Default)]
 pub struct FlightOutputs {
     /// The CSV log (needs a `log` cadence).
@@ -79,6 +80,8 @@ pub struct Prepared {
     engine: Engine,
     log: Option<PathBuf>,
     plot: Option<PathBuf>,
+    /// The viewer's page (with `out` and a log).
+    page: Option<PathBuf>,
     summary: Option<PathBuf>,
     isolated: bool,
     /// The flight stack flying instead of a library (kind and address).
@@ -190,6 +193,7 @@ pub fn report(
         log,
         recording: context.recording.as_ref().map(|r| r.display().to_string()),
         plots: Vec::new(),
+        viewer: None,
         ulog: None,
         // Kept by the log's writer as it wrote (none when writing failed).
         digest: engine.log().and_then(|l| l.digest()),
@@ -215,6 +219,7 @@ pub fn prepare(request: FlightRequest) -> Result<Prepared, RunError> {
     let mut log = o.log.clone();
     let mut summary = None;
     let mut plot = o.plot.clone();
+    let mut page = None;
     if let Some(dir) = &o.out {
         make_dir("--out", dir)?;
         if log.is_none() && has_log_cadence {
@@ -223,6 +228,9 @@ pub fn prepare(request: FlightRequest) -> Result<Prepared, RunError> {
         summary = Some(dir.join("summary.json"));
         if plot.is_none() && has_log_cadence {
             plot = Some(dir.join("flight"));
+        }
+        if log.is_some() && has_log_cadence {
+            page = Some(dir.join(crate::view::FLIGHT_PAGE));
         }
     }
     let sidecar = log.as_deref().map(sidecar_path);
@@ -234,6 +242,7 @@ pub fn prepare(request: FlightRequest) -> Result<Prepared, RunError> {
         ("--log", log.as_deref()),
         ("a plot", plot_files.first().map(PathBuf::as_path)),
         ("a plot", plot_files.get(1).map(PathBuf::as_path)),
+        ("the viewer's page", page.as_deref()),
         ("the log's sidecar", sidecar.as_deref()),
         ("--record", o.record.as_deref()),
         ("--ulog", o.ulog.as_deref()),
@@ -292,6 +301,7 @@ pub fn prepare(request: FlightRequest) -> Result<Prepared, RunError> {
         engine,
         log,
         plot,
+        page,
         summary,
         isolated,
     })
@@ -466,6 +476,11 @@ impl Prepared {
             if self.plot.is_some() {
                 report.output_errors.push(format!("plots: {why}"));
             }
+            if self.page.is_some() {
+                report
+                    .output_errors
+                    .push(format!("the viewer's page: {why}"));
+            }
             return;
         }
         let mut failed = false;
@@ -483,6 +498,19 @@ impl Prepared {
                 Ok(files) => report.plots = files.iter().map(|f| f.display().to_string()).collect(),
                 Err(e) => {
                     report.output_errors.push(format!("plots: {e}"));
+                    failed = true;
+                }
+            }
+        }
+        if let Some(page) = &self.page {
+            // The page shows the report as summary.json will hold it.
+            let mut shown = report.clone();
+            shown.viewer = Some(page.display().to_string());
+            let value = serde_json::to_value(&shown).expect("a report is JSON");
+            match crate::view::flight(&log, Some(&value), page) {
+                Ok(()) => report.viewer = shown.viewer,
+                Err(e) => {
+                    report.output_errors.push(format!("the viewer's page: {e}"));
                     failed = true;
                 }
             }

@@ -72,6 +72,8 @@ pub struct FlightReport {
     pub recording: Option<String>,
     /// The plots drawn (PNG and SVG).
     pub plots: Vec<String>,
+    /// The viewer's page (`flight.html`), when one was written.
+    pub viewer: Option<String>,
     /// The ULog export, when one was written.
     pub ulog: Option<String>,
     /// `sha256:<hex>` of the log file, when there is one.

@@ -1,0 +1,41 @@
+//! The flight viewer: one self-contained HTML page that opens offline in
+//! any browser, of a flight, a fleet or a Monte Carlo batch.
+//!
+//! A flight or fleet page holds a three.js scene (ground grid, home,
+//! waypoints, each vehicle's path and the vehicle itself with its attitude
+//! and rotor layout, the wind arrow), a time slider with play and speed,
+//! uPlot plots synchronised with the slider, the mode, arming and event
+//! timeline as bands, and the verdict. A Monte Carlo page holds the batch's
+//! outcome, its figures and every run with its verdict and reason.
+//!
+//! | file | what |
+//! |---|---|
+//! | `track.rs` | one vehicle's log and sidecar, as the page's data |
+//! | `page.rs` | the HTML: the template filled with the data and scripts |
+//! | `montecarlo.rs` | the Monte Carlo page |
+//! | `assets/` | the template, its stylesheet and `viewer.js` |
+//! | `vendor/` | three.js and uPlot bundled by `vendor/build.sh` from the npm registry at pinned versions, with their licences |
+//!
+//! No network is used at view time: everything is inlined.
+
+mod montecarlo;
+mod page;
+mod track;
+
+pub use montecarlo::{Batch, montecarlo_page};
+pub use page::{Fleet, Flight, fleet_page, flight_page, write_page};
+pub use track::Vehicle;
+
+/// What went wrong, naming the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ViewError {
+    #[error("cannot read {path}: {reason}")]
+    Read { path: String, reason: String },
+    #[error("{path}: {reason}")]
+    Invalid { path: String, reason: String },
+    #[error("cannot write {path}: {reason}")]
+    Write { path: String, reason: String },
+    /// The log itself (the error names it).
+    #[error(transparent)]
+    Log(#[from] lockstep_plot::PlotError),
+}
