@@ -29,8 +29,13 @@ pub struct MonteCarloArgs {
     #[command(flatten)]
     flight: ScenarioArgs,
     /// How many runs.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
-    runs: u64,
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1_000_000), required_unless_present = "rerun")]
+    runs: Option<u64>,
+    /// Fly run K of the batch again, alone, as `lockstep fly` with the
+    /// run's draw as --set overrides (printed, so anyone can type it):
+    /// its log, plots, viewer and summary in <OUT>/run-K.
+    #[arg(long, value_name = "K", conflicts_with_all = ["runs", "jobs", "workers", "run_timeout"])]
+    rerun: Option<u64>,
     /// Runs flown at once [default: the number of cores].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
     jobs: Option<u64>,
@@ -45,7 +50,9 @@ pub struct MonteCarloArgs {
     #[arg(long, default_value_t = 600.0, value_parser = crate::positive_seconds)]
     run_timeout: f64,
     /// The directory written: runs.csv, summary.json, histograms.png and
-    /// histograms.svg, and the viewer's page montecarlo.html.
+    /// .svg (passed and failed runs stacked, the [expect] limits as
+    /// lines), scatter.png and .svg (each outcome against each drawn
+    /// input), and the viewer's page montecarlo.html.
     #[arg(long, default_value = "montecarlo")]
     out: PathBuf,
     /// Print nothing but errors.
@@ -60,15 +67,16 @@ pub fn command(a: MonteCarloArgs) -> ExitCode {
         Ok(v) => v,
         Err(e) => return crate::refuse(verb, &e),
     };
+    if let Some(k) = a.rerun {
+        return rerun(k, scenario, autopilot, &overrides, &a.out, a.quiet);
+    }
+    let runs = a.runs.expect("clap requires --runs without --rerun");
     let request = BatchRequest {
         scenario,
         autopilot,
         overrides,
-        runs: a.runs,
-        jobs: a
-            .jobs
-            .map_or_else(cores, |j| j as usize)
-            .min(a.runs as usize),
+        runs,
+        jobs: a.jobs.map_or_else(cores, |j| j as usize).min(runs as usize),
         workers: match a.workers {
             WorkersArg::Processes => Workers::Processes,
             WorkersArg::Threads => Workers::Threads,
@@ -131,6 +139,9 @@ pub fn command(a: MonteCarloArgs) -> ExitCode {
         for f in &b.histograms {
             say!("histograms    {}", f.display());
         }
+        for f in &b.scatter {
+            say!("scatter       {}", f.display());
+        }
     }
     for e in &r.output_errors {
         warn!("lockstep {verb}: {e}");
@@ -142,6 +153,52 @@ pub fn command(a: MonteCarloArgs) -> ExitCode {
         );
     }
     ExitCode::from(r.exit_status)
+}
+
+/// `lockstep montecarlo --rerun K`: run K flown again alone, as the `fly`
+/// command printed first.
+fn rerun(
+    k: u64,
+    scenario: PathBuf,
+    autopilot: PathBuf,
+    overrides: &[lockstep_harness::inputs::scenario::Override],
+    out: &std::path::Path,
+    quiet: bool,
+) -> ExitCode {
+    let verb = "montecarlo";
+    let all = match batch::rerun::rerun_overrides(&scenario, overrides, k) {
+        Ok(o) => o,
+        Err(e) => return crate::refused(verb, &e),
+    };
+    let dir = out.join(format!("run-{k}"));
+    if !quiet {
+        say!(
+            "rerun         run {k} of {}, the same as:",
+            scenario.display()
+        );
+        say!(
+            "              {} --out {}",
+            batch::rerun::fly_command(&scenario, &all),
+            batch::rerun::shell_word(&dir.display().to_string())
+        );
+    }
+    let request = lockstep_run::flight::FlightRequest {
+        scenario,
+        autopilot,
+        overrides: all,
+        outputs: lockstep_run::flight::FlightOutputs {
+            out: Some(dir),
+            ..Default::default()
+        },
+        // As `lockstep fly` flies it by default.
+        isolation: lockstep_abi::Isolation::Process(lockstep_abi::IsolationOptions::default()),
+    };
+    let output = if quiet {
+        crate::Output::Quiet
+    } else {
+        crate::Output::Text
+    };
+    crate::flight::fly(verb, request, None, None, output)
 }
 
 /// `lockstep montecarlo-run`: one run of a batch in this process, its row

@@ -28,7 +28,7 @@ mod panel;
 mod work_precision;
 
 pub use flight::{Decor, plot_log};
-pub use histograms::{bins, histograms};
+pub use histograms::{Outcome, bin_count, bins, histograms, scatter};
 pub use work_precision::{ERROR_FLOOR, WorkPoint, WorkSeries, work_precision};
 
 use std::path::{Path, PathBuf};

@@ -422,3 +422,155 @@ fn an_interrupted_batch_writes_every_row_and_says_why() {
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     assert!(s["interrupted_by"].as_str().unwrap().starts_with("SIGINT"));
 }
+
+/// A failed verdict says which `[expect]` failed; `--rerun K` flies run K
+/// alone as the `fly` command it prints, and lands where the batch's row
+/// says, to the last bit; that command typed by hand does the same.
+#[test]
+fn a_run_flown_again_alone_is_the_batchs_run_bit_for_bit() {
+    let dir = TempDir::new("mc-rerun");
+    let (r, out) = batch(&dir, "b", &["--runs", "8", "--quiet"]);
+    assert_eq!(r.code(), 0, "{r}");
+    let h = header(&out.join("runs.csv"));
+    let col = |n: &str| h.iter().position(|c| c == n).unwrap();
+    let rows = records(&out.join("runs.csv"));
+    for row in &rows {
+        let (status, reason, passed) = (
+            &row[col("status")],
+            &row[col("reason")],
+            &row[col("passed")],
+        );
+        assert_eq!(status, "completed");
+        if passed == "true" {
+            assert_eq!(reason, "");
+        } else {
+            assert!(
+                reason.starts_with("expect.") || reason.starts_with("crash: "),
+                "{reason}"
+            );
+        }
+    }
+    // A run that lost a motor, if any (the draw with the most overrides).
+    let k = rows
+        .iter()
+        .position(|r| !r[col("failed_motor")].is_empty())
+        .unwrap_or(0);
+    let row = &rows[k];
+    let ks = k.to_string();
+    let r = lockstep(&[
+        "montecarlo",
+        MC,
+        "--duration",
+        "25",
+        "--set",
+        "montecarlo.motor_failure_window_s=[10.0, 20.0]",
+        "--rerun",
+        &ks,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let summary = |dir: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
+    };
+    let again = out.join(format!("run-{k}"));
+    let s = summary(&again);
+    assert_eq!(s["seed"].to_string(), row[col("seed")].to_string());
+    let p = &s["final_state"]["position_ned_m"];
+    let (x, y, z) = (
+        p[0].as_f64().unwrap(),
+        p[1].as_f64().unwrap(),
+        p[2].as_f64().unwrap(),
+    );
+    let landing: f64 = row[col("landing_error_m")].parse().unwrap();
+    let altitude: f64 = row[col("altitude_m")].parse().unwrap();
+    assert_eq!(x.hypot(y).to_bits(), landing.to_bits(), "landing error");
+    assert_eq!((-z).to_bits(), altitude.to_bits(), "altitude");
+    assert_eq!(
+        s["verdict"]["passed"].to_string(),
+        row[col("passed")].to_string()
+    );
+    // A failed verdict is the expectation-failed status, 3.
+    assert_eq!(
+        r.code(),
+        if &row[col("passed")] == "true" { 0 } else { 3 },
+        "{r}"
+    );
+    for f in ["log.csv", "flight.png", "flight.html"] {
+        assert!(again.join(f).is_file(), "{f}");
+    }
+    // The printed command, typed by hand (without a shell: its words).
+    let line = r.stdout.lines().nth(1).unwrap().trim().to_string();
+    // The batch's own overrides first (--duration is simulation.duration_s).
+    assert!(
+        line.starts_with(&format!(
+            "lockstep fly {MC} --set simulation.duration_s=25.0 "
+        )),
+        "{line}"
+    );
+    assert!(line.contains(" --set simulation.seed="), "{line}");
+    let by_hand = dir.join("by-hand");
+    let mut words = shell_words(&line);
+    let n = words.len();
+    words[n - 1] = by_hand.display().to_string();
+    let r = lockstep(&words[1..]);
+    assert!(r.code() == 0 || r.code() == 3, "{r}");
+    let h = summary(&by_hand);
+    assert_eq!(h["final_state"], s["final_state"]);
+    assert_eq!(h["digest"], s["digest"]);
+}
+
+/// The words of a line as a POSIX shell splits them (plain and
+/// single-quoted words only, as `--rerun` prints them).
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let (mut quoted, mut any) = (false, false);
+    for c in line.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                any = true;
+            }
+            ' ' if !quoted => {
+                if any {
+                    words.push(std::mem::take(&mut word));
+                    any = false;
+                }
+            }
+            _ => {
+                word.push(c);
+                any = true;
+            }
+        }
+    }
+    if any {
+        words.push(word);
+    }
+    words
+}
+
+#[test]
+fn rerun_refuses_a_scenario_without_dispersions_and_a_batchs_options() {
+    let square = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/scenarios/square.toml"
+    );
+    let r = lockstep(&["montecarlo", square, "--rerun", "0"]);
+    assert_eq!(r.code(), 2, "{r}");
+    assert_eq!(
+        r.stderr,
+        format!(
+            "lockstep montecarlo: {square} has no [montecarlo] section: there is no run to fly again\n"
+        )
+    );
+    let r = lockstep(&["montecarlo", MC, "--rerun", "0", "--runs", "3"]);
+    assert_eq!(r.code(), 2, "{r}");
+    assert!(
+        r.stderr
+            .contains("'--rerun <K>' cannot be used with '--runs <RUNS>'"),
+        "{r}"
+    );
+    let r = lockstep(&["montecarlo", MC]);
+    assert_eq!(r.code(), 2, "{r}");
+    assert!(r.stderr.contains("--runs <RUNS>"), "{r}");
+}

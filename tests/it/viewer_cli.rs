@@ -175,4 +175,15 @@ fn monte_carlo_out_writes_its_page() {
     assert!(html.contains("<title>Monte Carlo: montecarlo.toml</title>"));
     // No 3D library in a page that draws no scene.
     assert!(!html.contains("WebGLRenderer"));
+    // The figures it shows: passed and failed stacked with the [expect]
+    // limit, and the outcomes against the drawn inputs.
+    let h = std::fs::read_to_string(dir.join("histograms.svg")).unwrap();
+    for t in ["passed", "failed", "expect.landed_within radius = 2"] {
+        assert!(h.contains(&format!(">\n{t}\n</text>")), "{t}");
+    }
+    let sc = std::fs::read_to_string(dir.join("scatter.svg")).unwrap();
+    for t in ["mass_scale", "sensor_noise_scale", "landing_error_m"] {
+        assert!(sc.contains(&format!(">\n{t}\n</text>")), "{t}");
+    }
+    assert!(html.contains("scatter.svg") && html.contains("histograms.svg"));
 }

@@ -223,7 +223,10 @@ pub(crate) fn build_avionics(
     finest: u64,
 ) -> Avionics {
     let rng = RngStreams::new(scenario.seed);
-    let sensors = scenario.sensors;
+    let mut sensors = scenario.sensors;
+    if scenario.noise_scale != 1.0 {
+        sensors.scale_noise(scenario.noise_scale);
+    }
     let gps_cfg = sensors.gps;
     let est_cfg = sensors.estimator;
     let longest = gps_cfg.delay.0.max(est_cfg.delay.0);

@@ -70,6 +70,22 @@ impl FinalState {
 }
 
 impl VerdictReport {
+    /// Why the verdict failed, in one line: each failed `[expect]` check
+    /// (`key: detail`) and each crash not allowed, `; ` between them; empty
+    /// when it passed.
+    pub fn failures(&self) -> String {
+        let mut why: Vec<String> = self
+            .checks
+            .iter()
+            .filter(|c| !c.passed)
+            .map(|c| format!("{}: {}", c.key, c.detail))
+            .collect();
+        if !self.crashes_allowed {
+            why.extend(self.crashes.iter().map(|c| format!("crash: {}", c.what)));
+        }
+        why.join("; ")
+    }
+
     pub fn of(s: &Summary) -> VerdictReport {
         let v = &s.verdict;
         VerdictReport {
@@ -151,5 +167,36 @@ mod tests {
             back.final_state.altitude_m.to_bits(),
             (0.1f64 + 0.2).to_bits()
         );
+    }
+
+    #[test]
+    fn failures_name_each_failed_check_and_each_crash_not_allowed() {
+        let check = |key: &str, passed| CheckReport {
+            key: key.into(),
+            passed,
+            detail: format!("{key} detail"),
+        };
+        let mut v = VerdictReport {
+            passed: false,
+            crashes: vec![CrashReport {
+                time_us: 5,
+                what: "hit the ground at 6 m/s".into(),
+            }],
+            crashes_allowed: false,
+            checks: vec![
+                check("expect.disarmed", true),
+                check("expect.landed_within", false),
+                check("expect.mission_finished", false),
+            ],
+        };
+        assert_eq!(
+            v.failures(),
+            "expect.landed_within: expect.landed_within detail; \
+             expect.mission_finished: expect.mission_finished detail; \
+             crash: hit the ground at 6 m/s"
+        );
+        v.crashes_allowed = true;
+        v.checks.truncate(1);
+        assert_eq!(v.failures(), "");
     }
 }

@@ -4,7 +4,7 @@
 use lockstep_harness::Micros;
 use lockstep_harness::environment::wind::WindModel;
 use lockstep_harness::inputs::scenario::{
-    Action, Dispersions, Event, Scenario, SpecAdjust, Trigger,
+    Action, Dispersions, Event, Override, Scenario, SpecAdjust, Trigger,
 };
 use lockstep_harness::time::rng::RngStreams;
 
@@ -80,11 +80,65 @@ impl Draw {
         })
     }
 
+    /// The scenario's own spec scales times the drawn ones.
+    fn adjusted(&self, s: &Scenario) -> SpecAdjust {
+        SpecAdjust {
+            mass: s.adjust.mass * self.adjust.mass,
+            inertia: s.adjust.inertia * self.adjust.inertia,
+            battery_capacity: s.adjust.battery_capacity * self.adjust.battery_capacity,
+        }
+    }
+
+    /// The `--set` overrides that make `base` (the batch's scenario, loaded
+    /// with the batch's own overrides) this run's: `lockstep fly SCENARIO`
+    /// with the batch's overrides and these flies the run alone, bit for
+    /// bit (`lockstep montecarlo --rerun`). The values are those
+    /// [`Draw::apply`] sets, written so that TOML reads them back exactly.
+    pub fn overrides(&self, base: &Scenario, rotors: usize) -> Vec<Override> {
+        let mut s = base.clone();
+        self.apply(&mut s, rotors);
+        let v = |x: f64| format!("{x:?}");
+        let vec = |a: [f64; 3]| format!("[{}, {}, {}]", v(a[0]), v(a[1]), v(a[2]));
+        let mut sets = vec![
+            format!("simulation.seed={}", s.seed),
+            format!("vehicle.mass_scale={}", v(s.adjust.mass)),
+            format!("vehicle.inertia_scale={}", v(s.adjust.inertia)),
+            format!(
+                "vehicle.battery_capacity_scale={}",
+                v(s.adjust.battery_capacity)
+            ),
+            format!("sensors.noise_scale={}", v(s.noise_scale)),
+        ];
+        match &s.wind {
+            // A scenario without [wind] has a constant calm: the section
+            // is made whole.
+            WindModel::Constant { ned_mps } => {
+                sets.push("wind.model=constant".into());
+                sets.push(format!("wind.mean_ned_mps={}", vec(*ned_mps)));
+            }
+            WindModel::OrnsteinUhlenbeck { mean_ned_mps, .. }
+            | WindModel::Dryden { mean_ned_mps, .. } => {
+                sets.push(format!("wind.mean_ned_mps={}", vec(*mean_ned_mps)));
+            }
+        }
+        if let Some((motor, at)) = self.failed_motor(rotors) {
+            // One past the scenario's own events: appended, as apply does.
+            sets.push(format!(
+                "events.{}={{ at_us = {}, action = \"motor_fail\", motor = {motor} }}",
+                base.events.len(),
+                at.0
+            ));
+        }
+        sets.iter()
+            .map(|t| Override::parse("--set", t).expect("a draw's override parses"))
+            .collect()
+    }
+
     /// Applies the draw to `s`: its seed, spec scales, mean wind, noise and
     /// the motor failure (an event at its time) for `rotors` rotors.
     pub fn apply(&self, s: &mut Scenario, rotors: usize) {
         s.seed = self.seed;
-        s.adjust = self.adjust;
+        s.adjust = self.adjusted(s);
         let add = |m: &mut [f64; 3]| {
             for (v, o) in m.iter_mut().zip(self.wind_offset_ned_mps) {
                 *v += o;
@@ -95,19 +149,7 @@ impl Draw {
             WindModel::OrnsteinUhlenbeck { mean_ned_mps, .. } => add(mean_ned_mps),
             WindModel::Dryden { mean_ned_mps, .. } => add(mean_ned_mps),
         }
-        let k = self.noise_scale;
-        let sn = &mut s.sensors;
-        sn.imu.accel_noise_mps2 *= k;
-        sn.imu.gyro_noise_radps *= k;
-        sn.mag_noise_gauss *= k;
-        sn.baro_noise_pa *= k;
-        sn.gps.horizontal_noise_m *= k;
-        sn.gps.vertical_noise_m *= k;
-        sn.gps.velocity_noise_mps *= k;
-        sn.estimator.position_noise_m *= k;
-        sn.estimator.velocity_noise_mps *= k;
-        sn.estimator.attitude_noise_rad *= k;
-        sn.estimator.rates_noise_radps *= k;
+        s.noise_scale *= self.noise_scale;
         if let Some((motor, at)) = self.failed_motor(rotors) {
             s.events.push(Event {
                 trigger: Trigger::At(at),

@@ -12,6 +12,7 @@ use super::Draw;
 use super::report::{Metrics, RunRow, RunStatus};
 use lockstep_harness::engine::Engine;
 use lockstep_harness::inputs::scenario::Scenario;
+use lockstep_harness::outcome::report::VerdictReport;
 
 /// Flies run `draw.run` of a batch over `base` with the autopilot at
 /// `autopilot`: the draw applied, no log (a `log` cadence stays, so the
@@ -54,6 +55,7 @@ pub fn fly(
             let digest = lockstep_harness::io::digest::hex(&h.finalize());
             row.metrics = Some(Metrics {
                 passed: sum.verdict.passed(),
+                why: VerdictReport::of(&sum).failures(),
                 crashes: sum.verdict.crashes.len(),
                 end_s: sum.end.0 as f64 * 1e-6,
                 landing_error_m: (x[0] - s.start.0).hypot(x[1] - s.start.1),

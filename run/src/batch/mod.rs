@@ -15,6 +15,7 @@ mod draw;
 mod fly;
 mod pool;
 pub mod report;
+pub mod rerun;
 #[cfg(test)]
 mod tests;
 pub mod worker;
@@ -41,8 +42,9 @@ use crate::outputs::{check_against_inputs, make_dir, scenario_inputs};
 pub const RUNS_CSV: &str = "runs.csv";
 pub const SUMMARY: &str = "summary.json";
 pub const HISTOGRAMS: &str = "histograms";
+pub const SCATTER: &str = "scatter";
 /// The figures a batch draws (stems of their PNG and SVG files).
-pub const FIGURES: [&str; 1] = [HISTOGRAMS];
+pub const FIGURES: [&str; 2] = [HISTOGRAMS, SCATTER];
 
 /// Where the runs fly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -135,6 +137,9 @@ pub struct Batch {
     pub summary: PathBuf,
     /// The histograms drawn (PNG and SVG).
     pub histograms: Vec<PathBuf>,
+    /// Each outcome against each drawn input (PNG and SVG; none when no
+    /// input varies).
+    pub scatter: Vec<PathBuf>,
 }
 
 /// A batch checked and ready to fly: its scenario, its draws.
@@ -195,6 +200,7 @@ pub fn prepare(request: BatchRequest) -> Result<PreparedBatch, RunError> {
     make_dir("--out", &request.out)?;
     let out = &request.out;
     let plots = lockstep_plot::output_files(&out.join(HISTOGRAMS));
+    let scatter = lockstep_plot::output_files(&out.join(SCATTER));
     let (csv, summary) = (out.join(RUNS_CSV), out.join(SUMMARY));
     let page = out.join(crate::view::BATCH_PAGE);
     let outputs = [
@@ -203,6 +209,8 @@ pub fn prepare(request: BatchRequest) -> Result<PreparedBatch, RunError> {
         ("the viewer's page", page.as_path()),
         ("a histogram", plots[0].as_path()),
         ("a histogram", plots[1].as_path()),
+        ("a scatter plot", scatter[0].as_path()),
+        ("a scatter plot", scatter[1].as_path()),
     ];
     check_against_inputs(
         &scenario_inputs(&request.scenario, &request.autopilot, &s),
@@ -317,17 +325,43 @@ impl PreparedBatch {
         if let Err(e) = std::fs::write(&csv, report::csv_text(&rows)) {
             failed.push(format!("cannot write {}: {e}", csv.display()));
         }
-        let series: Vec<(String, Vec<f64>)> = report::MEASURED
+        let values: Vec<(&str, Vec<f64>)> = report::MEASURED
             .iter()
-            .map(|n| (n.to_string(), report::values(&rows, n)))
+            .map(|n| (*n, report::values(&rows, n)))
             .collect();
-        // Written before the histograms so that it says how they went.
-        let histograms = match lockstep_plot::histograms(&series, &r.out.join(HISTOGRAMS)) {
+        let outcomes: Vec<lockstep_plot::Outcome> = values
+            .iter()
+            .map(|(n, v)| lockstep_plot::Outcome {
+                name: n,
+                values: v,
+                threshold: self.threshold(n),
+            })
+            .collect();
+        let passed = report::verdicts(&rows);
+        let inputs = report::drawn_inputs(&rows);
+        let inputs: Vec<(&str, &[f64])> = inputs.iter().map(|(n, v)| (*n, v.as_slice())).collect();
+        // Written before the summary so that it says how they went.
+        let mut draw = |files: Result<Vec<PathBuf>, lockstep_plot::PlotError>| match files {
             Ok(files) => files,
             Err(e) => {
                 failed.push(e.to_string());
                 Vec::new()
             }
+        };
+        let histograms = draw(lockstep_plot::histograms(
+            &outcomes,
+            &passed,
+            &r.out.join(HISTOGRAMS),
+        ));
+        let scatter = if inputs.is_empty() {
+            Vec::new()
+        } else {
+            draw(lockstep_plot::scatter(
+                &outcomes,
+                &inputs,
+                &passed,
+                &r.out.join(SCATTER),
+            ))
         };
         if !failed.is_empty() {
             report.output_errors.append(&mut failed);
@@ -358,6 +392,24 @@ impl PreparedBatch {
             csv,
             summary,
             histograms,
+            scatter,
+        }
+    }
+
+    /// The `[expect]` limit on measurement `name`, if the scenario sets
+    /// one that the measurement is checked against.
+    fn threshold(&self, name: &str) -> Option<(f64, String)> {
+        let x = &self.scenario.expect;
+        match name {
+            "max_tilt_deg" => x.max_tilt_deg.map(|t| (t, "expect.max_tilt_deg".into())),
+            "min_soc" => x.min_soc.map(|t| (t, "expect.min_soc".into())),
+            // The landing error is measured from the start: the limit
+            // applies when the spot is the start.
+            "landing_error_m" => x
+                .landed_within
+                .filter(|s| (s.north_m, s.east_m) == (self.scenario.start.0, self.scenario.start.1))
+                .map(|s| (s.radius_m, "expect.landed_within radius".into())),
+            _ => None,
         }
     }
 }

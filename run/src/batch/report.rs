@@ -22,6 +22,10 @@ pub enum RunStatus {
 pub struct Metrics {
     /// The verdict (no crash, every `[expect]` check met).
     pub passed: bool,
+    /// Why the verdict failed (each failed `[expect]` check with its
+    /// detail, each crash not allowed); empty when it passed.
+    #[serde(default)]
+    pub why: String,
     pub crashes: usize,
     /// Simulated time at the end, s.
     pub end_s: f64,
@@ -109,7 +113,10 @@ pub fn csv_text(rows: &[RunRow]) -> String {
     let _ = w.write_record(COLUMNS);
     for r in rows {
         let (status, reason) = match &r.status {
-            RunStatus::Completed => ("completed", String::new()),
+            RunStatus::Completed => (
+                "completed",
+                r.metrics.as_ref().map_or(String::new(), |m| m.why.clone()),
+            ),
             RunStatus::Failed(why) => ("failed", why.clone()),
         };
         let mut rec = vec![r.run.to_string(), r.seed.to_string(), status.into(), reason];
@@ -177,6 +184,44 @@ pub struct Aggregate {
 
 /// The measurements aggregated and drawn as histograms.
 pub const MEASURED: [&str; 4] = ["landing_error_m", "max_tilt_deg", "min_soc", "end_s"];
+
+/// The verdict of each completed run, in run order (as [`values`]).
+pub fn verdicts(rows: &[RunRow]) -> Vec<bool> {
+    rows.iter()
+        .filter_map(|r| r.metrics.as_ref())
+        .map(|m| m.passed)
+        .collect()
+}
+
+/// The drawn inputs of the completed runs, in run order, those that vary
+/// in the batch only: each spec scale, the wind offset per axis, the noise
+/// scale, and the motor failure's time (NaN for a run that kept them all).
+pub fn drawn_inputs(rows: &[RunRow]) -> Vec<(&'static str, Vec<f64>)> {
+    let done: Vec<&RunRow> = rows.iter().filter(|r| r.metrics.is_some()).collect();
+    let column = |f: &dyn Fn(&RunRow) -> f64| done.iter().map(|r| f(r)).collect::<Vec<f64>>();
+    let all: Vec<(&'static str, Vec<f64>)> = vec![
+        ("mass_scale", column(&|r| r.adjust.mass)),
+        ("inertia_scale", column(&|r| r.adjust.inertia)),
+        (
+            "battery_capacity_scale",
+            column(&|r| r.adjust.battery_capacity),
+        ),
+        ("wind_offset_n_mps", column(&|r| r.wind_offset_ned_mps[0])),
+        ("wind_offset_e_mps", column(&|r| r.wind_offset_ned_mps[1])),
+        ("wind_offset_d_mps", column(&|r| r.wind_offset_ned_mps[2])),
+        ("sensor_noise_scale", column(&|r| r.noise_scale)),
+        (
+            "motor_failure_s",
+            column(&|r| r.failed_motor.map_or(f64::NAN, |(_, t)| t as f64 * 1e-6)),
+        ),
+    ];
+    all.into_iter()
+        .filter(|(_, v)| {
+            let finite: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+            finite.iter().any(|x| *x != finite[0])
+        })
+        .collect()
+}
 
 /// The values of measurement `name` over the completed runs, in run order.
 pub fn values(rows: &[RunRow], name: &str) -> Vec<f64> {

@@ -92,6 +92,11 @@ fn row(run: u64, landing: f64, passed: bool) -> RunRow {
     let mut r = RunRow::new(&d, 4);
     r.metrics = Some(Metrics {
         passed,
+        why: if passed {
+            String::new()
+        } else {
+            format!("expect.landed_within: landed {landing} m from the point, more than 2 m")
+        },
         crashes: 0,
         end_s: 10.0,
         landing_error_m: landing,
@@ -123,6 +128,25 @@ fn aggregates_count_runs_and_take_nearest_rank_percentiles() {
     // Nearest rank of 20 values: p5 is the 1st, p50 the 10th, p95 the 19th.
     assert_eq!((l.p5, l.p50, l.p95), (1.0, 10.0, 19.0));
     assert!((l.std - (35.0f64).sqrt()).abs() < 1e-12, "{}", l.std);
+}
+
+#[test]
+fn a_completed_row_whose_verdict_failed_says_which_check() {
+    let text = csv_text(&[row(0, 0.5, true), row(1, 7.5, false)]);
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let recs: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+    assert_eq!(
+        (&recs[0][2], &recs[0][3], &recs[0][4]),
+        ("completed", "", "true")
+    );
+    assert_eq!(
+        (&recs[1][2], &recs[1][3], &recs[1][4]),
+        (
+            "completed",
+            "expect.landed_within: landed 7.5 m from the point, more than 2 m",
+            "false"
+        )
+    );
 }
 
 #[test]
@@ -184,4 +208,49 @@ fn a_worker_launched_with_bad_arguments_exits_2() {
         ])),
         2
     );
+}
+
+/// A run's draw as `--set` overrides loads as the scenario the batch
+/// flies for that run: the same seed, scales, wind, noise and events,
+/// whatever the scenario's own scales and wind (here: none in the file,
+/// a calm made whole; and scales the file sets, multiplied).
+#[test]
+fn a_draw_as_overrides_is_the_scenario_the_batch_flies() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mc.toml");
+    for (extra, wind) in [
+        ("", ""),
+        (
+            "mass_scale = 1.1\nbattery_capacity_scale = 0.9\n",
+            "[wind]\nmodel = \"ornstein_uhlenbeck\"\nmean_ned_mps = [1.0, 0.5, 0.0]\nsigma_mps = [0.5, 0.5, 0.1]\ntau_s = [5.0, 5.0, 2.0]\n",
+        ),
+    ] {
+        std::fs::write(
+            &file,
+            format!(
+                "schema_version = 1\n[simulation]\nseed = 5\nduration_s = 30.0\n\
+                 [vehicle]\nspec = \"iris\"\n{extra}[sensors]\nnoise_scale = 1.5\n{wind}\
+                 [[events]]\nat_s = 1.0\naction = \"arm\"\n\
+                 [montecarlo]\nmass_sigma = 0.05\ninertia_sigma = 0.1\nbattery_capacity_sigma = 0.05\n\
+                 wind_mean_sigma_mps = [1.0, 2.0, 0.1]\nsensor_noise_scale = [0.5, 2.0]\n\
+                 motor_failure_probability = 0.5\nmotor_failure_window_s = [5.0, 20.0]\n"
+            ),
+        )
+        .unwrap();
+        let base = Scenario::load_with(&file, &[]).unwrap();
+        let d = base.montecarlo.unwrap();
+        let mut failures = 0;
+        for k in 0..24 {
+            let draw = Draw::new(&d, base.seed, k, base.tick);
+            failures += usize::from(draw.motor_failure.is_some());
+            let mut applied = base.clone();
+            draw.apply(&mut applied, 4);
+            let mut loaded = Scenario::load_with(&file, &draw.overrides(&base, 4)).unwrap();
+            // Where each event was read is all that differs: an event the
+            // file did not have.
+            loaded.event_keys.clone_from(&applied.event_keys);
+            assert_eq!(loaded, applied, "run {k}");
+        }
+        assert!(failures > 0, "some runs lose a motor");
+    }
 }

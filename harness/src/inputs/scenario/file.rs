@@ -166,6 +166,9 @@ pub(super) struct AutopilotSection {
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Default, JsonSchema)]
 pub(super) struct SensorsSection {
+    /// Factor on every sensor and estimator noise (default 1; a Monte Carlo run's drawn sensor_noise_scale).
+    #[serde(default)]
+    pub noise_scale: Option<f64>,
     /// Accelerometer and gyroscope.
     #[serde(default)]
     pub imu: Option<ImuSection>,
@@ -312,6 +315,15 @@ pub(super) struct VehicleSection {
     /// Start heading, degrees from north.
     #[serde(default)]
     pub start_yaw_deg: f64,
+    /// Factor on the spec's mass (default 1; a Monte Carlo run's drawn mass_scale).
+    #[serde(default)]
+    pub mass_scale: Option<f64>,
+    /// Factor on the spec's inertia tensor (default 1; a Monte Carlo run's drawn inertia_scale).
+    #[serde(default)]
+    pub inertia_scale: Option<f64>,
+    /// Factor on every battery's capacity (default 1; a Monte Carlo run's drawn battery_capacity_scale).
+    #[serde(default)]
+    pub battery_capacity_scale: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, JsonSchema)]

@@ -116,9 +116,14 @@ pub struct Scenario {
     pub world: crate::inputs::origin::WorldSettings,
     /// `[montecarlo]`: what a Monte Carlo batch disperses (none when absent).
     pub montecarlo: Option<Dispersions>,
-    /// Scales on the aircraft's parameters (1 unless a Monte Carlo run
-    /// drew them).
+    /// Scales on the aircraft's parameters (`vehicle.mass_scale`,
+    /// `inertia_scale`, `battery_capacity_scale`; a Monte Carlo run's
+    /// draws multiply them).
     pub adjust: SpecAdjust,
+    /// `sensors.noise_scale`: the factor on every sensor and estimator
+    /// noise, applied when the sensors are built (a Monte Carlo run's draw
+    /// multiplies it).
+    pub noise_scale: f64,
 }
 
 const DEFAULT_CADENCES_US: [(&str, u64); 8] = [
@@ -356,6 +361,19 @@ impl Scenario {
             .map_err(key_err)?,
             within("vehicle.start_yaw_deg", v.start_yaw_deg, -360.0, 360.0).map_err(key_err)?,
         );
+        let scale = |key: &str, v: Option<f64>| match v {
+            Some(x) => within(key, x, 1e-3, 1e3).map_err(key_err),
+            None => Ok(1.0),
+        };
+        let adjust = SpecAdjust {
+            mass: scale("vehicle.mass_scale", v.mass_scale)?,
+            inertia: scale("vehicle.inertia_scale", v.inertia_scale)?,
+            battery_capacity: scale("vehicle.battery_capacity_scale", v.battery_capacity_scale)?,
+        };
+        let noise_scale = match f.sensors.noise_scale {
+            Some(k) => within("sensors.noise_scale", k, 0.0, 100.0).map_err(key_err)?,
+            None => 1.0,
+        };
         if let Some(w) = &f.wind {
             each_within(
                 "wind.mean_ned_mps",
@@ -443,7 +461,8 @@ impl Scenario {
             expect,
             world,
             montecarlo,
-            adjust: Default::default(),
+            adjust,
+            noise_scale,
             file: path.to_path_buf(),
             description: f.description,
             seed: f.simulation.seed,

@@ -143,6 +143,10 @@ fn set(table: &mut toml::Table, o: &Override) -> Result<(), String> {
             Slot::Array(a) => {
                 let n = a.len();
                 let i = index(part, n, &so_far)?;
+                if i == n {
+                    // One past the end: a new element, built key by key.
+                    a.push(toml::Value::Table(toml::Table::new()));
+                }
                 match &mut a[i] {
                     toml::Value::Table(t) => Slot::Table(t),
                     toml::Value::Array(a) => Slot::Array(a),
@@ -163,7 +167,11 @@ fn set(table: &mut toml::Table, o: &Override) -> Result<(), String> {
         Slot::Array(a) => {
             let n = a.len();
             let i = index(last, n, &o.key)?;
-            a[i] = o.value.clone();
+            if i == n {
+                a.push(o.value.clone());
+            } else {
+                a[i] = o.value.clone();
+            }
         }
     }
     Ok(())
@@ -174,11 +182,14 @@ enum Slot<'a> {
     Array(&'a mut Vec<toml::Value>),
 }
 
+/// The element `part` names of an array of `len`: one that exists, or
+/// `len` itself, which appends one (`events.2={...}` adds a third event).
 fn index(part: &str, len: usize, so_far: &str) -> Result<usize, String> {
     match part.parse::<usize>() {
-        Ok(i) if i < len => Ok(i),
+        Ok(i) if i <= len => Ok(i),
         Ok(i) => Err(format!(
-            "`{so_far}`: index {i} is out of range (the array has {len} elements)"
+            "`{so_far}`: index {i} is out of range (the array has {len} elements; index {len} \
+             appends one)"
         )),
         Err(_) => Err(format!(
             "`{so_far}`: `{part}` is not an index into an array of {len} elements"
@@ -216,6 +227,32 @@ mod tests {
                 .starts_with("override --set a=b: `not toml` is not a TOML value"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn an_index_one_past_the_end_appends() {
+        let mut t = table("[[events]]\nat_s = 1.0\naction = \"arm\"\n");
+        let set = |t: &mut toml::Table, s: &str| {
+            apply(
+                t,
+                &[Override::parse("--set", s).unwrap()],
+                &Source::unlocated("s.toml"),
+            )
+            .unwrap()
+        };
+        set(
+            &mut t,
+            "events.1={ at_us = 31500000, action = \"motor_fail\", motor = 2 }",
+        );
+        set(&mut t, "events.2.at_s=40.0");
+        set(&mut t, "events.2.action=land");
+        let e = t["events"].as_array().unwrap();
+        assert_eq!(e.len(), 3);
+        assert_eq!(e[0]["action"].as_str(), Some("arm"));
+        assert_eq!(e[1]["at_us"].as_integer(), Some(31_500_000));
+        assert_eq!(e[1]["motor"].as_integer(), Some(2));
+        assert_eq!(e[2]["at_s"].as_float(), Some(40.0));
+        assert_eq!(e[2]["action"].as_str(), Some("land"));
     }
 
     #[test]
@@ -284,7 +321,7 @@ mod tests {
         assert_eq!(
             err("events.3.at_s=1", &mut t),
             "s.toml: key `events.3.at_s`: `events.3`: index 3 is out of range (the array has \
-             1 elements) (from --set events.3.at_s=1)"
+             1 elements; index 1 appends one) (from --set events.3.at_s=1)"
         );
         assert_eq!(
             err("events.first.at_s=1", &mut t),

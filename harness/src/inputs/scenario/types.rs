@@ -19,6 +19,23 @@ pub struct SensorSettings {
 /// Earth magnetic field at the default origin (Zurich), NED, gauss.
 pub const DEFAULT_MAG_FIELD_NED_GAUSS: [f64; 3] = [0.216, 0.0107, 0.425];
 
+impl SensorSettings {
+    /// Every sensor and estimator noise times `k` (`sensors.noise_scale`).
+    pub fn scale_noise(&mut self, k: f64) {
+        self.imu.accel_noise_mps2 *= k;
+        self.imu.gyro_noise_radps *= k;
+        self.mag_noise_gauss *= k;
+        self.baro_noise_pa *= k;
+        self.gps.horizontal_noise_m *= k;
+        self.gps.vertical_noise_m *= k;
+        self.gps.velocity_noise_mps *= k;
+        self.estimator.position_noise_m *= k;
+        self.estimator.velocity_noise_mps *= k;
+        self.estimator.attitude_noise_rad *= k;
+        self.estimator.rates_noise_radps *= k;
+    }
+}
+
 impl Default for SensorSettings {
     fn default() -> Self {
         SensorSettings {
