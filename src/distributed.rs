@@ -30,28 +30,32 @@ pub fn role(s: &str) -> Result<Role, String> {
     }
 }
 
+/// A build without the `distributed` feature hides the network options
+/// from `--help` (given, they are refused with the reason).
+pub const HIDDEN: bool = !cfg!(feature = "distributed");
+
 /// The network options of `fly`, `ctl`, `cosim`, `orchestrate` and the
 /// hosts.
 #[derive(Debug, Clone, clap::Args)]
 pub struct NetArgs {
     /// The run's name on the network: peers of one run give the same one.
-    #[arg(long, default_value = "lockstep")]
+    #[arg(long, default_value = "lockstep", hide = HIDDEN)]
     pub network_session: String,
     /// An endpoint to listen on (`tcp/0.0.0.0:7447`). Repeatable. With
     /// neither --network-listen nor --network-connect, peers find each
     /// other by UDP multicast scouting.
-    #[arg(long)]
+    #[arg(long, hide = HIDDEN)]
     pub network_listen: Vec<String>,
     /// An endpoint to connect to (`tcp/10.0.0.5:7447`, the primary's).
     /// Repeatable.
-    #[arg(long)]
+    #[arg(long, hide = HIDDEN)]
     pub network_connect: Vec<String>,
     /// Seconds a silent peer is still alive (its liveliness lease); a peer
     /// silent for longer is gone and the run stops [default: 1].
-    #[arg(long, value_parser = crate::positive_seconds)]
+    #[arg(long, value_parser = crate::positive_seconds, hide = HIDDEN)]
     pub network_lease: Option<f64>,
     /// Seconds to wait for the other peers to join [default: 60].
-    #[arg(long, value_parser = crate::positive_seconds)]
+    #[arg(long, value_parser = crate::positive_seconds, hide = HIDDEN)]
     pub network_wait: Option<f64>,
 }
 

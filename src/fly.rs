@@ -27,8 +27,10 @@ pub struct FlyArgs {
     /// as DIR/flight.png and DIR/flight.svg). Needs a log.
     #[arg(long)]
     plot: Option<PathBuf>,
-    /// Also write the log as ULog here (PX4 topic names; pyulog, Flight
-    /// Review and PlotJuggler read it). Needs a log (--log or --out).
+    /// Also write the flight as ULog here, as it flies (PX4 topic names:
+    /// state, status, landing, sensor samples, parameters, the timeline as
+    /// logged messages; pyulog, Flight Review and PlotJuggler read it).
+    /// Needs a `log` cadence (its state topics' rate), not a log file.
     #[arg(long)]
     ulog: Option<PathBuf>,
     /// Write everything the run writes into this directory (created if
@@ -40,14 +42,14 @@ pub struct FlyArgs {
     /// scenario and --network-secondaries; it writes the logs and the
     /// report) or `secondary` (give no scenario: it reads the primary's).
     /// Case-insensitive. Needs a build with `--features distributed`.
-    #[arg(long, value_parser = distributed::role)]
+    #[arg(long, value_parser = distributed::role, hide = distributed::HIDDEN)]
     network_role: Option<distributed::Role>,
     /// The primary: how many secondaries to wait for before starting.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256), hide = distributed::HIDDEN)]
     network_secondaries: Option<u32>,
     /// The primary: seconds one step may take before the run stops (apart
     /// from the liveliness lease) [default: 60].
-    #[arg(long, value_parser = positive_seconds)]
+    #[arg(long, value_parser = positive_seconds, hide = distributed::HIDDEN)]
     step_deadline: Option<f64>,
     #[command(flatten)]
     net: distributed::NetArgs,

@@ -25,8 +25,16 @@ pub(crate) unsafe fn setup(options: *const lockstep_options) -> Result<Setup, Fa
     // SAFETY: the caller's promise.
     let o = unsafe { input(options, "options") }?;
     // SAFETY: the caller's promise on the strings.
-    let autopilot = unsafe { optional_path(o.autopilot_path, "options.autopilot_path") }?
-        .ok_or_else(|| null("options.autopilot_path"))?;
+    let autopilot = match unsafe { optional_path(o.autopilot_path, "options.autopilot_path") }? {
+        Some(p) => p,
+        // NULL: the reference autopilot the library carries, written into
+        // its cache on first use (as `lockstep fly` does).
+        None => lockstep_run::assets::autopilot().map_err(|e| {
+            argument(format!(
+                "options.autopilot_path is NULL and the bundled reference autopilot cannot be written: {e}"
+            ))
+        })?,
+    };
     // SAFETY: as above.
     let host = unsafe { optional_path(o.autopilot_host_path, "options.autopilot_host_path") }?;
     let isolation = match o.isolation {

@@ -26,7 +26,8 @@ pub struct lockstep_options {
     /// the library becomes `LOCKSTEP_ERR_AUTOPILOT` with its signal,
     /// function and time, and the handle stays usable for reading).
     pub isolation: u32,
-    /// The autopilot library (a path). Required.
+    /// The autopilot library (a path); NULL: the bundled reference
+    /// autopilot (the one `lockstep fly` flies by default).
     pub autopilot_path: *const c_char,
     /// The `lockstep-autopilot-host` executable for the isolated mode; NULL
     /// looks for it in `LOCKSTEP_AUTOPILOT_HOST`, then next to the running

@@ -309,7 +309,8 @@ typedef struct lockstep_options {
    */
   uint32_t isolation;
   /**
-   * The autopilot library (a path). Required.
+   * The autopilot library (a path); NULL: the bundled reference
+   * autopilot (the one `lockstep fly` flies by default).
    */
   const char *autopilot_path;
   /**

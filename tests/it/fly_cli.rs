@@ -458,3 +458,18 @@ fn a_misspelt_spec_in_a_file_gets_a_suggestion() {
         "{r}"
     );
 }
+
+/// `fly --help` shows the network options only in a build that has them
+/// (the default build hides them, and refuses them when given: .ci/default-build).
+#[test]
+fn help_shows_network_options_only_where_they_work() {
+    let r = lockstep(&["fly", "--help"]);
+    assert_eq!(r.code(), 0, "{r}");
+    for flag in ["--network-role", "--network-connect", "--step-deadline"] {
+        assert_eq!(
+            r.stdout.contains(flag),
+            cfg!(feature = "distributed"),
+            "{flag}"
+        );
+    }
+}

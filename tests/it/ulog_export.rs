@@ -1,16 +1,155 @@
-//! `fly --ulog`: the ULog export opens in pyulog (PyPI; CI installs it)
-//! with PX4's topic names, one message per log row, and the log's values.
+//! `fly --ulog`: the ULog written as the run flies, read back with pyulog
+//! (PyPI; CI installs it) and its command-line tools `ulog_info`,
+//! `ulog_params` and `ulog_messages`: PX4's topic names, the log's values,
+//! the status and landing state, the sensor samples, the parameters and
+//! their changes, the timeline as logged messages, the info fields.
+
+use std::path::Path;
 
 use crate::common::*;
 
+/// Every topic of a ULog as pyulog reads it: {topic: {field: [values]}},
+/// with its info, initial and changed parameters and logged messages.
+fn read_ulog(ulog: &Path) -> serde_json::Value {
+    let script = r#"
+import json, sys
+from pyulog import ULog
+u = ULog(sys.argv[1])
+out = {"info": u.msg_info_dict, "topics": {}, "params": u.initial_parameters,
+       "changed": [[t, n, v] for t, n, v in u.changed_parameters],
+       "messages": [[m.timestamp, m.log_level_str(), m.message] for m in u.logged_messages]}
+for d in u.data_list:
+    out["topics"][d.name] = {k: [None if x != x else float(x) for x in v] for k, v in d.data.items()}
+print(json.dumps(out))
+"#;
+    let py = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(ulog)
+        .output()
+        .expect("python3 runs (CI installs pyulog with pip)");
+    assert!(
+        py.status.success(),
+        "pyulog failed (pip install pyulog): {}",
+        String::from_utf8_lossy(&py.stderr)
+    );
+    serde_json::from_slice(&py.stdout).unwrap()
+}
+
+/// A pyulog tool's output.
+fn tool(name: &str, ulog: &Path) -> String {
+    let out = std::process::Command::new(name)
+        .arg(ulog)
+        .output()
+        .unwrap_or_else(|e| panic!("{name} runs (pip install pyulog): {e}"));
+    assert!(
+        out.status.success(),
+        "{name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+const TOPICS: [&str; 17] = [
+    "actuator_motors",
+    "actuator_outputs",
+    "battery_status",
+    "sensor_baro",
+    "sensor_combined",
+    "vehicle_angular_velocity",
+    "vehicle_attitude",
+    "vehicle_attitude_groundtruth",
+    "vehicle_global_position",
+    "vehicle_gps_position",
+    "vehicle_land_detected",
+    "vehicle_local_position",
+    "vehicle_local_position_groundtruth",
+    "vehicle_local_position_setpoint",
+    "vehicle_magnetometer",
+    "vehicle_status",
+    "wind",
+];
+
 #[test]
-fn the_ulog_export_opens_in_pyulog_with_the_expected_topics_and_values() {
+fn ulog_alone_is_written_as_the_run_flies_and_pyulogs_tools_read_it() {
+    let dir = TempDir::new("ulog-alone");
+    let ulog = dir.join("f.ulg");
+    let r = lockstep(&[
+        "fly",
+        "--ulog",
+        ulog.to_str().unwrap(),
+        "--param",
+        "MPC_XY_VEL_P=1.5",
+        "--json",
+    ]);
+    assert_eq!(r.code(), 0, "{r}");
+    let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(report["ulog"], ulog.display().to_string());
+    let info = tool("ulog_info", &ulog);
+    for line in [
+        " sys_name: lockstep",
+        " ver_hw: iris",
+        &format!(" ver_sw: {}", env!("CARGO_PKG_VERSION")),
+    ] {
+        assert!(info.contains(&format!("{line}\n")), "{line}\n{info}");
+    }
+    let uuid = info
+        .lines()
+        .find_map(|l| l.strip_prefix(" sys_uuid: "))
+        .unwrap();
+    assert_eq!(uuid.len(), 32, "{uuid}");
+    for t in TOPICS {
+        assert!(info.contains(&format!("\n {t} (0, ")), "{t}\n{info}");
+    }
+    assert_eq!(tool("ulog_params", &ulog), "MPC_XY_VEL_P,1.5\n");
+    // The timeline, message for message.
+    let messages = tool("ulog_messages", &ulog);
+    let want: Vec<String> = report["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let us = e["time_us"].as_u64().unwrap();
+            let level = match e["kind"].as_str().unwrap() {
+                "crash" => "ERROR",
+                "failsafe" => "WARNING",
+                _ => "INFO",
+            };
+            format!(
+                "0:00:{:02}.{:03} {level}: {}: {}",
+                us / 1_000_000,
+                us % 1_000_000 / 1000,
+                e["kind"].as_str().unwrap(),
+                e["what"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(messages.lines().collect::<Vec<_>>(), want);
+    // The same run, the same bytes (the run's id included).
+    let again = dir.join("g.ulg");
+    let r = lockstep(&[
+        "fly",
+        "--ulog",
+        again.to_str().unwrap(),
+        "--param",
+        "MPC_XY_VEL_P=1.5",
+        "-q",
+    ]);
+    assert_eq!(r.code(), 0, "{r}");
+    assert_eq!(
+        std::fs::read(&ulog).unwrap(),
+        std::fs::read(&again).unwrap()
+    );
+}
+
+#[test]
+fn the_ulog_holds_the_logs_values_the_status_and_the_sensor_samples() {
     let dir = TempDir::new("ulog");
     let (log, ulog) = (dir.join("f.csv"), dir.join("f.ulg"));
     let r = lockstep(&[
         "fly",
         "--duration",
-        "12",
+        "60",
         "--log",
         log.to_str().unwrap(),
         "--ulog",
@@ -22,46 +161,12 @@ fn the_ulog_export_opens_in_pyulog_with_the_expected_topics_and_values() {
             .contains(&format!("\nulog          {}\n", ulog.display())),
         "{r}"
     );
-    let script = r#"
-import json, sys
-from pyulog import ULog
-u = ULog(sys.argv[1])
-out = {"info": u.msg_info_dict, "topics": {}}
-for d in u.data_list:
-    out["topics"][d.name] = {k: [None if x != x else float(x) for x in v] for k, v in d.data.items()}
-print(json.dumps(out))
-"#;
-    let py = std::process::Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .arg(&ulog)
-        .output()
-        .expect("python3 runs (CI installs pyulog with pip)");
-    assert!(
-        py.status.success(),
-        "pyulog failed (pip install pyulog): {}",
-        String::from_utf8_lossy(&py.stderr)
-    );
-    let j: serde_json::Value = serde_json::from_slice(&py.stdout).unwrap();
+    let j = read_ulog(&ulog);
     assert_eq!(j["info"]["sys_name"], "lockstep");
     let topics = j["topics"].as_object().unwrap();
     let mut names: Vec<&str> = topics.keys().map(String::as_str).collect();
     names.sort();
-    assert_eq!(
-        names,
-        [
-            "actuator_motors",
-            "battery_status",
-            "vehicle_angular_velocity",
-            "vehicle_attitude",
-            "vehicle_attitude_groundtruth",
-            "vehicle_global_position",
-            "vehicle_local_position",
-            "vehicle_local_position_groundtruth",
-            "vehicle_local_position_setpoint",
-            "wind"
-        ]
-    );
+    assert_eq!(names, TOPICS);
     let l = Log::read(&log);
     let col = |name: &str| -> Vec<f64> {
         let c = l.columns.iter().position(|h| h == name).unwrap();
@@ -76,8 +181,17 @@ print(json.dumps(out))
             .collect()
     };
     let times: Vec<f64> = l.times_us().iter().map(|&t| t as f64).collect();
-    assert_eq!(times.len(), 121);
-    for topic in names {
+    assert_eq!(times.len(), 601);
+    for topic in [
+        "actuator_motors",
+        "actuator_outputs",
+        "battery_status",
+        "vehicle_global_position",
+        "vehicle_local_position",
+        "vehicle_local_position_groundtruth",
+        "vehicle_local_position_setpoint",
+        "wind",
+    ] {
         assert_eq!(series(topic, "timestamp"), times, "{topic}");
     }
     // Doubles exactly, floats as f32.
@@ -99,21 +213,126 @@ print(json.dumps(out))
         series("actuator_motors", "control[3]"),
         as_f32(col("motor3"))
     );
-    // Beyond the Iris's four rotors: NaN (PX4's "unused").
     assert!(
         series("actuator_motors", "control[4]")
             .iter()
             .all(|v| v.is_nan())
     );
+    let pwm: Vec<f64> = col("motor2")
+        .iter()
+        .map(|m| (1000.0 + 1000.0 * (*m as f32 as f64)) as f32 as f64)
+        .collect();
+    assert_eq!(series("actuator_outputs", "output[2]"), pwm);
+    assert!(
+        series("actuator_outputs", "noutputs")
+            .iter()
+            .all(|n| *n == 4.0)
+    );
+    // The status at each change of arming or PX4's nav_state for the
+    // log's mode (2 armed; 4 hold for disarmed and idle, 17 takeoff, 3
+    // mission, 18 land and landed).
+    let nav = |m: f64| match m as u32 {
+        1 | 2 | 5 => 4.0,
+        3 => 17.0,
+        4 => 3.0,
+        6 => 5.0,
+        7 | 8 => 18.0,
+        9 => 14.0,
+        _ => 0.0,
+    };
+    let (mode, armed) = (col("mode"), col("armed"));
+    let mut changes = vec![];
+    for i in 0..mode.len() {
+        if i == 0 || nav(mode[i]) != nav(mode[i - 1]) || armed[i] != armed[i - 1] {
+            changes.push(times[i]);
+        }
+    }
+    assert_eq!(series("vehicle_status", "timestamp"), changes);
+    assert_eq!(
+        series("vehicle_status", "arming_state"),
+        [1.0, 2.0, 2.0, 2.0, 2.0, 1.0]
+    );
+    assert_eq!(
+        series("vehicle_status", "nav_state"),
+        [4.0, 4.0, 17.0, 3.0, 18.0, 4.0]
+    );
+    // On the ground at the start and the end, flying between.
+    let landed = series("vehicle_land_detected", "landed");
+    assert_eq!(landed.first(), Some(&1.0));
+    assert_eq!(landed.last(), Some(&1.0));
+    assert!(landed.contains(&0.0));
+    // Each IMU sample once (250 Hz), baro and mag at 50 Hz, GPS at 5 Hz:
+    // the scenario's cadences, stamped with the samples' times.
+    let imu = series("sensor_combined", "timestamp");
+    assert_eq!(imu.len(), 60 * 250);
+    assert!(imu.windows(2).all(|w| w[1] - w[0] == 4000.0));
+    assert_eq!(series("sensor_baro", "timestamp").len(), 60 * 50);
+    assert_eq!(series("vehicle_magnetometer", "timestamp").len(), 60 * 50);
+    assert_eq!(series("vehicle_gps_position", "timestamp").len(), 60 * 5);
+    // At rest before arming: the accelerometer reads about -g down, the
+    // barometer about the ISA pressure at 488 m, the GPS Zurich.
+    let az = series("sensor_combined", "accelerometer_m_s2[2]");
+    assert!((az[10] + 9.80665).abs() < 0.5, "{}", az[10]);
+    let p = series("sensor_baro", "pressure");
+    assert!((p[5] - 95_500.0).abs() < 500.0, "{}", p[5]);
+    let lat = series("vehicle_gps_position", "lat");
+    assert!((lat[2] - 473_977_420.0).abs() < 100.0, "{}", lat[2]);
+}
+
+/// A parameter a ground station sets during the flight is a changed
+/// parameter at that time.
+#[test]
+fn parameter_changes_during_the_flight_are_recorded() {
+    use lockstep_harness::engine::Engine;
+    use lockstep_harness::inputs::scenario::Scenario;
+    use lockstep_harness::io::ulog::Param;
+    let dir = TempDir::new("ulog-params");
+    let example =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/scenarios/square.toml");
+    let text =
+        std::fs::read_to_string(&example).unwrap() + "\n[autopilot.params]\nMPC_XY_VEL_P = 1.25\n";
+    let s = Scenario::from_toml_str(&text, &example).unwrap();
+    let mut e = Engine::new(&s, std::path::Path::new(BUNDLED), None).unwrap();
+    let ulog = dir.join("p.ulg");
+    e.ulog_to(&ulog, &s.autopilot_params, "test").unwrap();
+    while e.now().0 < 3_000_000 {
+        e.step().unwrap();
+    }
+    e.set_param("MPC_XY_VEL_P", Param::Float(2.5)).unwrap();
+    let refused = e.set_param("NO_SUCH_PARAM", Param::Float(1.0));
+    assert!(refused.is_err());
+    e.finish(Ok(())).unwrap();
+    let j = read_ulog(&ulog);
+    assert_eq!(j["params"]["MPC_XY_VEL_P"], 1.25);
+    assert_eq!(
+        j["changed"],
+        serde_json::json!([[3_000_000, "MPC_XY_VEL_P", 2.5]])
+    );
+    assert_eq!(j["info"]["sys_uuid"], "test");
 }
 
 #[test]
-fn ulog_without_a_log_is_refused() {
-    let r = lockstep(&["fly", "--ulog", "/tmp/x.ulg"]);
+fn ulog_without_a_log_cadence_is_refused() {
+    let dir = TempDir::new("ulog-refused");
+    let scenario = dir.join("nolog.toml");
+    std::fs::write(
+        &scenario,
+        "schema_version = 1\n[simulation]\nseed = 1\nduration_s = 1.0\n[vehicle]\nspec = \"iris\"\n",
+    )
+    .unwrap();
+    let r = lockstep(&[
+        "fly",
+        scenario.to_str().unwrap(),
+        "--ulog",
+        dir.join("x.ulg").to_str().unwrap(),
+    ]);
     assert_eq!(r.code(), 2, "{r}");
     assert_eq!(
         r.stderr,
-        "lockstep fly: --ulog needs a log: give --log or --out, and a `log` cadence under \
-         [cadences] (or --set cadences.log.rate_hz=100)\n"
+        format!(
+            "lockstep fly: --ulog writes its state topics at the `log` cadence, and {} has none \
+             under [cadences] (add one, or --set cadences.log.rate_hz=100)\n",
+            scenario.display()
+        )
     );
 }

@@ -374,6 +374,8 @@ impl Engine {
             spec,
             seed: scenario.seed,
             recorder: None,
+            ulog: None,
+            ulog_error: None,
             interrupt: None,
             wind_offset: [0.0; 3],
             stack_notes: Vec::new(),

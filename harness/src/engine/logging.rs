@@ -29,7 +29,7 @@ impl Engine {
     /// Writes a row where the log is due (where the sensors stage has
     /// computed the plant's outputs).
     pub(super) fn stage_log(&mut self, t: Micros, log_due: bool) -> Result<(), EngineError> {
-        if !log_due || (self.log.is_none() && self.captured.is_none()) {
+        if !log_due || (self.log.is_none() && self.captured.is_none() && self.ulog.is_none()) {
             return Ok(());
         }
         let v = &self.vehicle;
@@ -91,6 +91,9 @@ impl Engine {
         r.faults = faults;
         if let Some(log) = &mut self.log {
             log.write(r)?;
+        }
+        if let Some(u) = &mut self.ulog {
+            u.row(r).map_err(EngineError::Ulog)?;
         }
         if let Some(rows) = &mut self.captured {
             rows.push(r.clone());

@@ -40,6 +40,7 @@ mod migration;
 mod options;
 mod pace;
 mod plant_runner;
+mod ulog;
 mod vehicle;
 mod world;
 
@@ -74,6 +75,8 @@ pub enum EngineError {
     RecordTooLate { path: String, now_us: u64 },
     #[error("flight log: {0}")]
     Log(#[from] std::io::Error),
+    #[error("ULog: {0}")]
+    Ulog(std::io::Error),
     #[error(transparent)]
     Record(#[from] RecordError),
     /// A signal (SIGINT, SIGTERM) asked the run to stop; everything up to
@@ -138,6 +141,10 @@ pub struct Engine {
     spec: AircraftSpec,
     seed: u64,
     recorder: Option<Recorder>,
+    /// The ULog written as the run flies, and the first error writing a
+    /// parameter change into it (reported when it is finished).
+    ulog: Option<crate::io::ulog::UlogRecorder>,
+    ulog_error: Option<std::io::Error>,
     /// Set to a signal number to stop [`Engine::run`] at the next boundary.
     interrupt: Option<Arc<AtomicUsize>>,
     /// Wind a host adds to the world's (NED, m/s).
@@ -324,6 +331,9 @@ impl Engine {
                 .autopilot(t, &a.act, a.frame.battery.warning);
         }
         self.stage_log(t, vdue.log)?;
+        if self.ulog.is_some() {
+            self.stage_ulog()?;
+        }
         if let Some(r) = &mut self.recorder {
             let a = &self.vehicle.avionics;
             let e = &a.frame.estimate;
@@ -507,7 +517,7 @@ impl Engine {
             None => Ok(()),
         };
         let logged = logged.and_then(|()| self.finish_log_meta().map_err(EngineError::from));
-        let result = result.and(logged);
+        let result = result.and(logged).and(self.finish_ulog());
         // What a flight stack's link ignored, kept past the close.
         self.stack_notes = self.vehicle.avionics.ap.stack_notes().lines;
         let result =

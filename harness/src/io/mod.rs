@@ -4,7 +4,7 @@
 //! input.
 //!
 //! - [`log`], [`log_meta`]: the flight log and its JSON sidecar.
-//! - [`ulog`]: the log again as PX4's ULog.
+//! - [`ulog`]: the flight as PX4's ULog, written as it flies.
 //! - [`record`], [`replay_log`], [`log_compare`]: recordings, their replay as a
 //!   log, and a replay compared with a flight's log.
 //! - [`persist`]: the byte format every part's state saves to.

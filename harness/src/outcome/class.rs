@@ -161,9 +161,10 @@ pub fn classify(e: &EngineError) -> Classified {
         }
         EngineError::Abi(_) => Classified::new(RunFailure, Part::Autopilot),
         EngineError::Integrator(_) => Classified::new(RunFailure, Part::Plant),
-        EngineError::Log(_) | EngineError::Record(_) | EngineError::GroundStation { .. } => {
-            Classified::new(RunFailure, Part::Output)
-        }
+        EngineError::Log(_)
+        | EngineError::Ulog(_)
+        | EngineError::Record(_)
+        | EngineError::GroundStation { .. } => Classified::new(RunFailure, Part::Output),
         EngineError::HostTruth { .. } | EngineError::State(_) => {
             Classified::new(RunFailure, Part::Argument)
         }
@@ -177,7 +178,9 @@ pub fn classify(e: &EngineError) -> Classified {
 /// a log that cannot be created is a refused input (an output path).
 pub fn classify_build(e: &EngineError) -> Classified {
     match e {
-        EngineError::Log(_) => Classified::new(ErrorClass::Configuration, Part::Output),
+        EngineError::Log(_) | EngineError::Ulog(_) => {
+            Classified::new(ErrorClass::Configuration, Part::Output)
+        }
         e => classify(e),
     }
 }

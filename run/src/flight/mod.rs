@@ -209,6 +209,29 @@ pub fn fly(request: FlightRequest, observe: impl FnMut(u64)) -> Result<FlightRep
     Ok(prepare(request)?.fly(observe))
 }
 
+/// The run's id, a ULog's `sys_uuid`: a digest of what decides the flight
+/// (the scenario file's text, the overrides, the seed, the autopilot's
+/// file name), so the same run has the same id.
+fn run_id(request: &FlightRequest, s: &Scenario) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(std::fs::read(&request.scenario).unwrap_or_default());
+    for o in &request.overrides {
+        h.update(o.given_as.as_bytes());
+        h.update([0]);
+    }
+    h.update(s.seed.to_le_bytes());
+    h.update(
+        request
+            .autopilot
+            .file_name()
+            .map(|f| f.as_encoded_bytes())
+            .unwrap_or_default(),
+    );
+    let d = h.finalize();
+    d[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Loads the scenario, derives and checks the outputs, builds the engine.
 pub fn prepare(request: FlightRequest) -> Result<Prepared, RunError> {
     let config = RunError::configuration;
@@ -260,12 +283,12 @@ pub fn prepare(request: FlightRequest) -> Result<Prepared, RunError> {
                 .into(),
         ));
     }
-    if o.ulog.is_some() && (log.is_none() || !has_log_cadence) {
-        return Err(config(
-            "--ulog needs a log: give --log or --out, and a `log` cadence under [cadences] \
-             (or --set cadences.log.rate_hz=100)"
-                .into(),
-        ));
+    if o.ulog.is_some() && !has_log_cadence {
+        return Err(config(format!(
+            "--ulog writes its state topics at the `log` cadence, and {} has none under \
+             [cadences] (add one, or --set cadences.log.rate_hz=100)",
+            request.scenario.display()
+        )));
     }
     if o.log.is_some() && !has_log_cadence {
         return Err(config(format!(
@@ -289,6 +312,11 @@ pub fn prepare(request: FlightRequest) -> Result<Prepared, RunError> {
         })?;
     if let Some(r) = &o.record {
         engine.record_to(r).map_err(|e| config(e.to_string()))?;
+    }
+    if let Some(u) = &o.ulog {
+        engine
+            .ulog_to(u, &s.autopilot_params, &run_id(&request, &s))
+            .map_err(|e| config(e.to_string()))?;
     }
     // Read before the run: closing the instance at its end forgets it.
     let isolated = engine.autopilot().is_isolated();
@@ -439,7 +467,18 @@ impl Prepared {
     }
 
     fn report(&self, result: &Result<Summary, EngineError>, wall: f64) -> FlightReport {
-        report(&self.context(), &self.engine, result, wall)
+        let mut r = report(&self.context(), &self.engine, result, wall);
+        // The ULog is written as the run flies: there unless writing it
+        // failed (that error is the run's).
+        if !matches!(result, Err(EngineError::Ulog(_))) {
+            r.ulog = self
+                .request
+                .outputs
+                .ulog
+                .as_ref()
+                .map(|u| u.display().to_string());
+        }
+        r
     }
 
     fn context(&self) -> ReportContext {
@@ -458,8 +497,9 @@ impl Prepared {
         }
     }
 
-    /// The ULog export and the plots, from the log as written; a failure is
-    /// an output error (and a run failure when the flight itself succeeded).
+    /// The plots and the viewer's page, from the log as written; a failure
+    /// is an output error (and a run failure when the flight itself
+    /// succeeded).
     fn write_exports(&self, report: &mut FlightReport) {
         let Some(l) = report.log.as_ref() else {
             return;
@@ -470,9 +510,6 @@ impl Prepared {
         // says what failed), not that the log is empty.
         if !l.complete && l.rows == 0 {
             let why = "not written: writing the flight log failed before its first row";
-            if self.request.outputs.ulog.is_some() {
-                report.output_errors.push(format!("--ulog: {why}"));
-            }
             if self.plot.is_some() {
                 report.output_errors.push(format!("plots: {why}"));
             }
@@ -484,15 +521,6 @@ impl Prepared {
             return;
         }
         let mut failed = false;
-        if let Some(u) = &self.request.outputs.ulog {
-            match lockstep_harness::io::ulog::export(&log, u) {
-                Ok(_) => report.ulog = Some(u.display().to_string()),
-                Err(e) => {
-                    report.output_errors.push(format!("--ulog: {e}"));
-                    failed = true;
-                }
-            }
-        }
         if let Some(stem) = &self.plot {
             match crate::plots::draw(&log, stem) {
                 Ok(files) => report.plots = files.iter().map(|f| f.display().to_string()).collect(),

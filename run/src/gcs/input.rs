@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use lockstep_abi::ffi::lockstep_mission_item;
 use lockstep_harness::engine::Engine;
 use lockstep_harness::inputs::scenario::Action;
+use lockstep_harness::io::ulog::Param;
 use serde::{Deserialize, Serialize};
 
 /// One input of a ground station.
@@ -94,12 +95,10 @@ impl Input {
                 engine.upload_mission(&items).map_err(|e| e.to_string())
             }
             Input::ParamF32 { name, value } => engine
-                .autopilot()
-                .set_param_f32(name, *value)
+                .set_param(name, Param::Float(*value))
                 .map_err(|e| e.to_string()),
             Input::ParamI32 { name, value } => engine
-                .autopilot()
-                .set_param_i32(name, *value)
+                .set_param(name, Param::Int(*value))
                 .map_err(|e| e.to_string()),
         }
     }

@@ -348,11 +348,17 @@ fn time_missions_and_sizes_are_checked() {
         )
     );
     bad.isolation = 0;
+    // No autopilot named: the bundled reference autopilot, which flies as
+    // the same library named by its path.
     bad.autopilot_path = std::ptr::null();
-    assert_eq!(
-        new_sim(&scenario, &bad).unwrap_err(),
-        (LOCKSTEP_ERR_NULL, "`options.autopilot_path` is NULL".into())
-    );
+    let bundled = new_sim(&scenario, &bad).unwrap();
+    let (named_options, _keep2) = options(Path::new(BUNDLED), LOCKSTEP_ISOLATION_IN_PROCESS, None);
+    let named = new_sim(&scenario, &named_options).unwrap();
+    assert_eq!(step(bundled, 500).unwrap(), 500);
+    assert_eq!(step(named, 500).unwrap(), 500);
+    assert_eq!(truth(bundled), truth(named));
+    assert_eq!(free(bundled), LOCKSTEP_OK);
+    assert_eq!(free(named), LOCKSTEP_OK);
 }
 
 #[test]
