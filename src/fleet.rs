@@ -132,4 +132,10 @@ fn print_text(r: &FleetReport) {
         );
     }
     say!("collisions    {}", r.collisions);
+    for p in &r.plots {
+        say!("plot          {p}");
+    }
+    if let Some(v) = &r.viewer {
+        say!("viewer        {v}");
+    }
 }

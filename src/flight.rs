@@ -209,6 +209,9 @@ fn print_text(r: &FlightReport) {
     if let Some(v) = &r.viewer {
         say!("viewer        {v}");
     }
+    for d in &r.dropped_events {
+        say!("dropped       {d}");
+    }
     let mut first = true;
     for e in r.timeline.iter().take(TIMELINE_LINES) {
         say!(

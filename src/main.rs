@@ -152,6 +152,15 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// List the example scenarios the binary carries (every file of the
+    /// repository's examples/: scenarios, missions, specs, co-simulation
+    /// and orchestration files), or copy them all to a directory.
+    Examples {
+        /// Copy every example into this directory (created; a file there
+        /// with other contents is not overwritten).
+        #[arg(long, value_name = "DIR")]
+        copy: Option<PathBuf>,
+    },
     /// Write the flight viewer: one self-contained HTML page (3D scene,
     /// time slider, plots, timeline, verdict) that opens offline in any
     /// browser, of a `fly` or fleet `--out` directory or a flight log; of a
@@ -277,6 +286,23 @@ fn main() -> ExitCode {
             set,
         } => montecarlo::worker(scenario, autopilot, run, &set),
         Command::CompareIntegrators(a) => compare::command(a),
+        Command::Examples { copy: None } => {
+            say!("{}", lockstep_run::examples::listing().trim_end());
+            ExitCode::SUCCESS
+        }
+        Command::Examples { copy: Some(dir) } => match lockstep_run::examples::copy_to(&dir) {
+            Ok(written) => {
+                say!(
+                    "examples      {} files written to {} ({} there already); try: lockstep fly {}",
+                    written.len(),
+                    dir.display(),
+                    lockstep_run::examples::EXAMPLES.len() - written.len(),
+                    dir.join("scenarios/hover.toml").display()
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => refuse("examples", &e),
+        },
         Command::View { target, out } => match lockstep_run::view::view(&target, out.as_deref()) {
             Ok(page) => {
                 say!("viewer        {}", page.display());

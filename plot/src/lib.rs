@@ -22,11 +22,13 @@
 //! Text is drawn with DejaVu Sans, embedded (its licence is in
 //! `plot/fonts/`), so plots need no system fonts.
 
+mod fleet;
 mod flight;
 mod histograms;
 mod panel;
 mod work_precision;
 
+pub use fleet::{Closest, fleet_plot};
 pub use flight::{Decor, plot_log};
 pub use histograms::{Outcome, bin_count, bins, histograms, scatter};
 pub use work_precision::{ERROR_FLOOR, WorkPoint, WorkSeries, work_precision};
@@ -50,7 +52,10 @@ pub enum PlotError {
     Draw { path: String, reason: String },
 }
 
-/// A flight log's columns, by name.
+/// The log's columns that hold names, not numbers.
+const TEXT: [&str; 1] = ["mode_name"];
+
+/// A flight log's numeric columns, by name.
 #[derive(Debug, Clone)]
 pub struct Series {
     names: Vec<String>,
@@ -65,7 +70,7 @@ impl Series {
             path: p.clone(),
             reason: e.to_string(),
         })?;
-        let names: Vec<String> = r
+        let all: Vec<String> = r
             .headers()
             .map_err(|e| PlotError::Log {
                 path: p.clone(),
@@ -74,12 +79,17 @@ impl Series {
             .iter()
             .map(str::to_string)
             .collect();
-        if names.first().map(String::as_str) != Some("time_us") {
+        if all.first().map(String::as_str) != Some("time_us") {
             return Err(PlotError::Log {
                 path: p,
                 reason: "the first column is not `time_us` (is it a lockstep flight log?)".into(),
             });
         }
+        // The numeric columns: every one but the names (`mode_name`).
+        let kept: Vec<usize> = (0..all.len())
+            .filter(|k| !TEXT.contains(&all[*k].as_str()))
+            .collect();
+        let names: Vec<String> = kept.iter().map(|k| all[*k].clone()).collect();
         let mut columns = vec![Vec::new(); names.len()];
         for (i, rec) in r.records().enumerate() {
             let line = i + 2;
@@ -87,11 +97,11 @@ impl Series {
                 path: p.clone(),
                 reason: format!("line {line}: {e}"),
             })?;
-            for (k, c) in columns.iter_mut().enumerate() {
-                let text = rec.get(k).unwrap_or("");
+            for (c, k) in columns.iter_mut().zip(&kept) {
+                let text = rec.get(*k).unwrap_or("");
                 c.push(text.parse().map_err(|_| PlotError::Log {
                     path: p.clone(),
-                    reason: format!("line {line}: `{}` is `{text}`, not a number", names[k]),
+                    reason: format!("line {line}: `{}` is `{text}`, not a number", all[*k]),
                 })?);
             }
         }

@@ -25,7 +25,7 @@ class Flight:
             class, exit status, simulated and wall time, final state, log,
             verdict with every check, timeline).
         log: the log's columns, ``{name: numpy array}``, named and ordered as
-            the CSV log's header (``time_us``, ``x_m``, ..., ``faults``), with
+            the CSV log's header (``time_us``, ``x_m``, ..., ``faults``, ``mode_name``), with
             the values the CSV holds (no CSV round trip: the same bits). Empty
             when the scenario has no ``log`` cadence.
         log_digest: ``sha256:<hex>`` of the CSV log this flight writes (the

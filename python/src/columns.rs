@@ -93,6 +93,11 @@ pub fn log_columns<'py>(
         rows.iter().map(|r| r.mission_finished).collect(),
     ));
     cols.push(Column::U64(rows.iter().map(|r| r.faults).collect()));
+    cols.push(Column::Text(
+        rows.iter()
+            .map(|r| lockstep_abi::mode_name(r.mode).to_string())
+            .collect(),
+    ));
     debug_assert_eq!(cols.len(), names.len(), "a column for every name");
     let d = PyDict::new(py);
     for (name, c) in names.into_iter().zip(cols) {

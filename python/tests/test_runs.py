@@ -43,6 +43,11 @@ def test_fly_gives_the_command_lines_digest_report_and_log_bits(tmp_path, lockst
         elif col.dtype == np.float64:
             expected = np.array([float(t) for t in text], dtype=np.float64)
             assert col.view(np.uint64).tolist() == expected.view(np.uint64).tolist(), name
+        elif name == "mode_name":
+            # The names, the same as the CSV's text and as mode_names() of the codes.
+            assert col.tolist() == text, name
+            names = lockstep.mode_names()
+            assert text == [names[int(m)] for m in f.log["mode"]]
         else:
             assert col.tolist() == [int(t) for t in text], name
 

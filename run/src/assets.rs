@@ -9,8 +9,9 @@
 //!
 //! `$XDG_CACHE_HOME/lockstep/<version>-<digest>/` (else
 //! `$HOME/.cache/lockstep/...`, else the system's temporary directory),
-//! holding `liblockstep_autopilot.so`, `scenarios/square.toml` and
-//! `missions/square.waypoints`.
+//! holding `liblockstep_autopilot.so` and every example in `examples/`'s
+//! layout (`scenarios/square.toml`, `missions/square.waypoints`, ...; see
+//! [`crate::examples`]).
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -18,15 +19,14 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 const AUTOPILOT: &[u8] = lockstep_c_examples::REFERENCE_AUTOPILOT_BYTES;
-const SCENARIO: &str = include_str!("../../examples/scenarios/square.toml");
-const MISSION: &str = include_str!("../../examples/missions/square.waypoints");
+const SCENARIO: &[u8] = include_bytes!("../../examples/scenarios/square.toml");
+const MISSION: &[u8] = include_bytes!("../../examples/missions/square.waypoints");
 
-/// The files, relative to the bundle's directory.
-const FILES: [(&str, &[u8]); 3] = [
-    (AUTOPILOT_FILE, AUTOPILOT),
-    ("scenarios/square.toml", SCENARIO.as_bytes()),
-    ("missions/square.waypoints", MISSION.as_bytes()),
-];
+/// The files, relative to the bundle's directory: the autopilot and every
+/// example in `examples/`'s layout.
+fn files() -> impl Iterator<Item = (&'static str, &'static [u8])> {
+    std::iter::once((AUTOPILOT_FILE, AUTOPILOT)).chain(crate::examples::EXAMPLES.iter().copied())
+}
 
 const AUTOPILOT_FILE: &str = if cfg!(target_os = "macos") {
     "liblockstep_autopilot.dylib"
@@ -46,7 +46,7 @@ fn directory() -> PathBuf {
         })
         .unwrap_or_else(std::env::temp_dir);
     let mut h = Sha256::new();
-    for (name, bytes) in FILES {
+    for (name, bytes) in files() {
         h.update(name.as_bytes());
         h.update((bytes.len() as u64).to_le_bytes());
         h.update(bytes);
@@ -61,7 +61,7 @@ fn directory() -> PathBuf {
 /// sees half a file) and returns the bundle's directory.
 fn materialize() -> io::Result<PathBuf> {
     let dir = directory();
-    for (name, bytes) in FILES {
+    for (name, bytes) in files() {
         let path = dir.join(name);
         if std::fs::read(&path).is_ok_and(|b| b == bytes) {
             continue;
@@ -116,10 +116,7 @@ pub fn autopilot() -> io::Result<PathBuf> {
 pub fn default_scenario() -> io::Result<PathBuf> {
     let scenario = tree("examples/scenarios/square.toml");
     let mission = tree("examples/missions/square.waypoints");
-    if build_tree(&[
-        (&scenario, SCENARIO.as_bytes()),
-        (&mission, MISSION.as_bytes()),
-    ]) {
+    if build_tree(&[(&scenario, SCENARIO), (&mission, MISSION)]) {
         return Ok(scenario);
     }
     Ok(materialize()?.join("scenarios/square.toml"))

@@ -29,6 +29,7 @@ pub mod assets;
 pub mod batch;
 pub mod choice;
 pub mod cosim;
+pub mod examples;
 pub mod fleet;
 pub mod flight;
 pub mod gcs;

@@ -353,7 +353,7 @@ pub fn idle_scenario(dir: &std::path::Path, name: &str, duration_s: f64, log_hz:
 /// exists from the log's creation, whatever happened since.
 pub fn assert_idle_meta(l: &Log) {
     let m = l.meta.as_ref().expect("a sidecar next to the log");
-    assert_eq!(m["log_schema_version"], 2);
+    assert_eq!(m["log_schema_version"], 3);
     assert_eq!(m["spec"], "iris");
     assert_eq!(m["seed"], 7);
     assert_eq!(m["rotors"], 4);

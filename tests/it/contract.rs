@@ -103,7 +103,7 @@ fn assert_cli_stops_at_the_fault(case: &str, message: &str) -> Log {
     );
     let l = Log::read(&log);
     assert_idle_meta(&l);
-    assert_eq!(l.columns.len(), 67);
+    assert_eq!(l.columns.len(), 68);
     assert_eq!(l.times_us(), times(0, 4_900_000, 100_000));
     // The fixture idles disarmed until it strikes.
     assert!(l.column("armed").iter().all(|a| *a == 0.0), "{case}");

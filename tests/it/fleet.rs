@@ -225,6 +225,25 @@ fn fly_of_a_fleet_writes_every_log_and_the_encounters() {
     let saved: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(saved["collisions"], 1);
+    // The fleet's plot and the viewer's page, named in the summary.
+    let plots: Vec<String> = ["png", "svg"]
+        .map(|x| out.join(format!("fleet.{x}")).display().to_string())
+        .to_vec();
+    assert_eq!(saved["plots"], serde_json::json!(plots));
+    assert_eq!(
+        saved["viewer"],
+        out.join("flight.html").display().to_string()
+    );
+    let svg = std::fs::read_to_string(out.join("fleet.svg")).unwrap();
+    for t in ["Paths, top-down (m)", "Altitude (m)", "still", "mover"] {
+        assert!(svg.contains(&format!(">\n{t}\n</text>")), "{t}");
+    }
+    assert!(svg.contains("closest: "), "the closest pair is marked");
+    assert!(
+        std::fs::read_to_string(out.join("flight.html"))
+            .unwrap()
+            .contains("\"kind\":\"fleet\"")
+    );
 }
 
 #[test]

@@ -473,3 +473,47 @@ fn help_shows_network_options_only_where_they_work() {
         );
     }
 }
+
+/// A run shortened on the command line drops (and names) the timed events
+/// past its end; in the file itself such an event stays an error.
+#[test]
+fn a_shortened_run_drops_the_events_past_its_end() {
+    let gust = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/scenarios/gust.toml");
+    let dropped =
+        "events[2] (wind_gust at t = 20.000000 s): after the shortened run's end at t = 5.000000 s";
+    let r = lockstep(&["fly", gust, "--duration", "5"]);
+    assert!(
+        r.stdout.contains(&format!("\ndropped       {dropped}\n")),
+        "{r}"
+    );
+    assert!(r.code() == 0 || r.code() == 3, "{r}");
+    let r = lockstep(&["fly", gust, "--set", "simulation.duration_s=5.0", "--json"]);
+    let j: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(j["dropped_events"], serde_json::json!([dropped]));
+    assert_eq!(j["simulated_us"], 5_000_000);
+    // Nothing dropped: no key.
+    let r = lockstep(&["fly", gust, "--duration", "30", "--json"]);
+    let j: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert!(j.get("dropped_events").is_none(), "{}", r.stdout);
+    // The file's own duration: an error naming the event.
+    let dir = TempDir::new("fly-short");
+    let text = std::fs::read_to_string(gust)
+        .unwrap()
+        .replace("duration_s = 75.0", "duration_s = 5.0");
+    assert!(
+        text.contains("duration_s = 5.0"),
+        "gust.toml's duration changed"
+    );
+    let own = dir.join("short.toml");
+    std::fs::write(
+        &own,
+        text.replace(
+            "../missions",
+            &format!("{}/examples/missions", env!("CARGO_MANIFEST_DIR")),
+        ),
+    )
+    .unwrap();
+    let r = lockstep(&["fly", own.to_str().unwrap()]);
+    assert_eq!(r.code(), 2, "{r}");
+    assert!(r.stderr.contains("events[2].at_s"), "{r}");
+}

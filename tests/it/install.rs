@@ -55,6 +55,55 @@ fn a_relocated_binary_flies_its_default_scenario_from_its_cache() {
         std::fs::read(&autopilot).unwrap(),
         std::fs::read(BUNDLED).unwrap()
     );
+    // Every example is in the bundle, and the relocated binary flies one
+    // and lists and copies them all.
+    for f in [
+        "scenarios/hover.toml",
+        "scenarios/swarm.toml",
+        "missions/swarm/lane_07.waypoints",
+        "cosim/slung_load.toml",
+    ] {
+        assert_eq!(
+            std::fs::read(bundle.join(f)).unwrap(),
+            std::fs::read(format!("{REPO}/examples/{f}")).unwrap(),
+            "{f}"
+        );
+    }
+    let r = ran(Command::new(&lockstep)
+        .args(["fly", "--duration", "3", "-q"])
+        .arg(bundle.join("scenarios/hover.toml"))
+        .env("LOCKSTEP_IGNORE_BUILD_TREE", "1")
+        .env("XDG_CACHE_HOME", &cache));
+    assert!(r.code() == 0 || r.code() == 3, "{r}");
+    let r = ran(Command::new(&lockstep).arg("examples"));
+    assert_eq!(r.code(), 0, "{r}");
+    assert!(
+        r.stdout.contains(
+            "scenarios/gust.toml                Iris, hover at 10 m, 6 m/s gust at 20 s\n"
+        ),
+        "{r}"
+    );
+    let copy = dir.join("mine");
+    let r = ran(Command::new(&lockstep)
+        .args(["examples", "--copy"])
+        .arg(&copy));
+    assert_eq!(r.code(), 0, "{r}");
+    assert_eq!(
+        std::fs::read(copy.join("missions/boulder.plan")).unwrap(),
+        std::fs::read(format!("{REPO}/examples/missions/boulder.plan")).unwrap()
+    );
+    std::fs::write(copy.join("scenarios/hover.toml"), "mine").unwrap();
+    let r = ran(Command::new(&lockstep)
+        .args(["examples", "--copy"])
+        .arg(&copy));
+    assert_eq!(r.code(), 2, "{r}");
+    assert_eq!(
+        r.stderr,
+        format!(
+            "lockstep examples: {} exists with other contents: not overwritten (copy to an empty directory)\n",
+            copy.join("scenarios/hover.toml").display()
+        )
+    );
     // A damaged cached library is written again, not loaded.
     std::fs::write(&autopilot, b"not a library").unwrap();
     let again = fly();

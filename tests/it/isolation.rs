@@ -61,7 +61,7 @@ fn summary(scenario: &Path, case: &str, log: &Path, rows_and_last: &str) -> Stri
 fn assert_log_up_to_the_fault(log: &Path) -> Log {
     let l = Log::read(log);
     assert_idle_meta(&l);
-    assert_eq!(l.columns.len(), 67);
+    assert_eq!(l.columns.len(), 68);
     assert_eq!(l.times_us(), times(0, 4_900_000, 100_000));
     l
 }

@@ -63,7 +63,7 @@ fn the_default_flight_finishes_its_mission_and_writes_its_log() {
     sidecar.push(".json");
     let meta: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&sidecar).unwrap()).unwrap();
-    assert_eq!(meta["log_schema_version"], 2);
+    assert_eq!(meta["log_schema_version"], 3);
     assert_eq!(meta["spec"], "iris");
     assert_eq!(meta["seed"], 7);
     assert_eq!(meta["complete"], true);

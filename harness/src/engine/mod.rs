@@ -329,11 +329,11 @@ impl Engine {
             self.world
                 .journal
                 .autopilot(t, &a.act, a.frame.battery.warning);
+            if self.ulog.is_some() {
+                self.stage_ulog()?;
+            }
         }
         self.stage_log(t, vdue.log)?;
-        if self.ulog.is_some() {
-            self.stage_ulog()?;
-        }
         if let Some(r) = &mut self.recorder {
             let a = &self.vehicle.avionics;
             let e = &a.frame.estimate;

@@ -77,8 +77,9 @@ impl Engine {
         Ok(())
     }
 
-    /// The sensor samples and landing state of this boundary (out of line:
-    /// a run without a ULog pays one test per boundary).
+    /// The sensor samples and landing state the autopilot read at this
+    /// step (out of line: a run without a ULog pays one test per autopilot
+    /// step).
     #[inline(never)]
     pub(super) fn stage_ulog(&mut self) -> Result<(), EngineError> {
         if let Some(u) = &mut self.ulog {

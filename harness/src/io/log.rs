@@ -36,7 +36,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 /// The version in the log's first line; bumped on any column change.
-pub const LOG_SCHEMA_VERSION: u32 = 2;
+pub const LOG_SCHEMA_VERSION: u32 = 3;
 
 /// One row's values, filled by the engine.
 #[derive(Debug, Clone, Default)]
@@ -139,6 +139,8 @@ pub fn header(rotors: usize, batteries: usize) -> Vec<String> {
         "mission_current",
         "mission_finished",
         "faults",
+        // The mode's name, next to its code (schema 3).
+        "mode_name",
     ] {
         h.push(s.to_string());
     }
@@ -327,6 +329,8 @@ impl RowText {
         int_field(buf, r.mission_current);
         int_field(buf, r.mission_finished);
         int_field(buf, r.faults);
+        buf.extend_from_slice(lockstep_abi::mode_name(r.mode).as_bytes());
+        buf.push(b',');
         // The last comma becomes the line's end.
         if let Some(last) = buf.last_mut() {
             *last = b'\n';

@@ -26,7 +26,8 @@ pub fn sidecar_path(log: &Path) -> PathBuf {
 pub struct Column {
     pub name: String,
     /// SI symbol; `1` for a dimensionless value, `code` for an enumeration
-    /// (see `modes`), `bits` for a mask (see `fault_bits`).
+    /// (see `modes`), `bits` for a mask (see `fault_bits`), `text` for a
+    /// name (`mode_name`).
     pub unit: &'static str,
 }
 
@@ -117,6 +118,7 @@ pub fn unit_of(column: &str) -> &'static str {
     ];
     match column {
         "mode" => return "code",
+        "mode_name" => return "text",
         "faults" => return "bits",
         _ => {}
     }

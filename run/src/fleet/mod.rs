@@ -124,6 +124,7 @@ pub(crate) fn check_logs(
 ) -> Result<(), RunError> {
     let summary = dir.join("summary.json");
     let page = dir.join(crate::view::FLIGHT_PAGE);
+    let [plot_png, plot_svg] = lockstep_plot::output_files(&dir.join(report::FLEET_PLOT));
     for v in fs
         .vehicles
         .iter()
@@ -138,6 +139,8 @@ pub(crate) fn check_logs(
             &[
                 ("the summary", &summary),
                 ("the viewer's page", &page),
+                ("the fleet's plot", &plot_png),
+                ("the fleet's plot", &plot_svg),
                 (&what, &log),
                 ("its sidecar", &sidecar),
             ],

@@ -78,6 +78,9 @@ pub struct FleetVehicle {
     pub outcome: Option<VehicleOutcome>,
 }
 
+/// The stem of a fleet's plot in its out directory.
+pub const FLEET_PLOT: &str = "fleet";
+
 /// An encounter of two vehicles (or the closest they came).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EncounterReport {
@@ -111,6 +114,10 @@ pub struct FleetReport {
     pub collisions: usize,
     /// The viewer's page (`flight.html`), when one was written.
     pub viewer: Option<String>,
+    /// The fleet's plot (`fleet.png` and `.svg`: paths and altitudes),
+    /// when the vehicles wrote logs.
+    #[serde(default)]
+    pub plots: Vec<String>,
     /// Outputs that could not be written (the summary).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub output_errors: Vec<String>,
@@ -211,6 +218,7 @@ impl FleetReport {
                 .map(|c| encounter(c.time.0, "closest", c.a, c.b, c.separation_m)),
             collisions: r.collisions,
             viewer: None,
+            plots: Vec::new(),
             output_errors: Vec::new(),
         }
     }
@@ -237,6 +245,28 @@ impl FleetReport {
             return;
         };
         let mut errors = Vec::new();
+        let logs: Vec<(&str, &Path)> = self
+            .vehicles
+            .iter()
+            .filter_map(|v| v.log.as_deref().map(|l| (v.name.as_str(), Path::new(l))))
+            .collect();
+        if !logs.is_empty() {
+            let closest = self.closest.as_ref().map(|c| lockstep_plot::Closest {
+                a: &c.a,
+                b: &c.b,
+                time_us: c.time_us,
+                separation_m: c.separation_m,
+            });
+            let scenario = Path::new(&self.scenario)
+                .file_name()
+                .map_or(self.scenario.clone(), |f| f.to_string_lossy().into_owned());
+            let title = format!("{scenario} — {} vehicles, seed {}", logs.len(), self.seed);
+            match lockstep_plot::fleet_plot(&title, &logs, closest.as_ref(), &dir.join(FLEET_PLOT))
+            {
+                Ok(files) => self.plots = files.iter().map(|f| f.display().to_string()).collect(),
+                Err(e) => errors.push(format!("the fleet's plot: {e}")),
+            }
+        }
         if self.vehicles.iter().any(|v| v.log.is_some()) {
             let page = dir.join(crate::view::FLIGHT_PAGE);
             let mut shown = self.clone();

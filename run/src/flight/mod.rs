@@ -194,6 +194,7 @@ pub fn report(
         recording: context.recording.as_ref().map(|r| r.display().to_string()),
         plots: Vec::new(),
         viewer: None,
+        dropped_events: Vec::new(),
         ulog: None,
         // Kept by the log's writer as it wrote (none when writing failed).
         digest: engine.log().and_then(|l| l.digest()),
@@ -468,6 +469,7 @@ impl Prepared {
 
     fn report(&self, result: &Result<Summary, EngineError>, wall: f64) -> FlightReport {
         let mut r = report(&self.context(), &self.engine, result, wall);
+        r.dropped_events.clone_from(&self.scenario.dropped_events);
         // The ULog is written as the run flies: there unless writing it
         // failed (that error is the run's).
         if !matches!(result, Err(EngineError::Ulog(_))) {

@@ -74,6 +74,10 @@ pub struct FlightReport {
     pub plots: Vec<String>,
     /// The viewer's page (`flight.html`), when one was written.
     pub viewer: Option<String>,
+    /// Scenario events past the end of a run shortened on the command
+    /// line, dropped (each: its key, action and time).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dropped_events: Vec<String>,
     /// The ULog export, when one was written.
     pub ulog: Option<String>,
     /// `sha256:<hex>` of the log file, when there is one.

@@ -106,6 +106,9 @@ pub struct Scenario {
     /// motor the airframe does not have): `events[i]`, or a fleet
     /// vehicle's own `vehicles[v].events[k]`.
     pub event_keys: Vec<String>,
+    /// Events dropped because the run was shortened on the command line
+    /// past them (each: its key, action and time).
+    pub dropped_events: Vec<String>,
     /// `[autopilot.params]`, set after the autopilot is created.
     pub autopilot_params: crate::inputs::autopilot_params::Params,
     /// `[autopilot]`'s flight stack, when one flies instead of a library.
@@ -433,10 +436,34 @@ impl Scenario {
             },
         };
         let sensors = sensor_settings(&f).map_err(|(k, reason)| invalid(&k, reason))?;
+        // A run shortened on the command line (`--duration`, `--set
+        // simulation.duration_s`) drops the timed events past its end and
+        // says so; in the file itself such an event is an error.
+        let shortened = source
+            .unlocated
+            .iter()
+            .any(|k| k == "simulation.duration_s");
         let mut events = Vec::with_capacity(f.events.len());
+        let mut event_keys = Vec::with_capacity(f.events.len());
+        let mut dropped_events = Vec::new();
         for (i, e) in f.events.iter().enumerate() {
+            let at_us = match (e.at_s, e.at_us) {
+                (Some(s), None) if s.is_finite() => Some((s * 1e6).round() as u64),
+                (None, Some(us)) => Some(us),
+                _ => None,
+            };
+            if let Some(at) = at_us.filter(|at| shortened && *at > duration.0) {
+                dropped_events.push(format!(
+                    "events[{i}] ({} at {}): after the shortened run's end at {}",
+                    e.action,
+                    lockstep_abi::at(at),
+                    lockstep_abi::at(duration.0)
+                ));
+                continue;
+            }
             let key = |k: &str| format!("events[{i}].{k}");
             events.push(event(e, &key, duration).map_err(key_err)?);
+            event_keys.push(format!("events[{i}]"));
         }
         let autopilot_params = match &f.autopilot {
             Some(a) => crate::inputs::autopilot_params::parse(&a.params)
@@ -476,7 +503,8 @@ impl Scenario {
             start,
             wind,
             sensors,
-            event_keys: (0..events.len()).map(|i| format!("events[{i}]")).collect(),
+            event_keys,
+            dropped_events,
             events,
             autopilot_params,
             stack,

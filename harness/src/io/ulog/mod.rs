@@ -15,8 +15,8 @@
 //! | `wind` | the wind's north and east components | each log row |
 //! | `vehicle_status` | `arming_state` (1 disarmed, 2 armed), `nav_state` (below) | at a change |
 //! | `vehicle_land_detected` | the ground-contact sensor the autopilot reads | at a change |
-//! | `sensor_combined` | the IMU samples given to the autopilot | each sample |
-//! | `vehicle_magnetometer`, `sensor_baro`, `vehicle_gps_position` | their samples | each sample |
+//! | `sensor_combined` | the IMU samples the autopilot read | each new one at an autopilot step |
+//! | `vehicle_magnetometer`, `sensor_baro`, `vehicle_gps_position` | their samples | each new one at an autopilot step |
 //!
 //! `nav_state`, PX4's numbering of lockstep's modes: disarmed, idle and
 //! hold 4 (Hold), takeoff 17, mission 3, rtl 5, land and landed 18,
