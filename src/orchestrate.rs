@@ -31,16 +31,16 @@ pub struct OrchestrateArgs {
     pub isolation: IsolationArg,
     /// Run model NAME in a process of its own, started here (`lockstep
     /// model-host`) and called over zenoh. Repeatable.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", hide = crate::distributed::HIDDEN)]
     pub process: Vec<String>,
     /// Call model NAME in a process started elsewhere (`lockstep
     /// model-host FLEET --model NAME --network-connect ...` on this or
     /// another machine). Repeatable.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", hide = crate::distributed::HIDDEN)]
     pub remote: Vec<String>,
     /// Seconds a model process may take to answer one call before the run
     /// ends [default: 30].
-    #[arg(long, value_parser = crate::positive_seconds)]
+    #[arg(long, value_parser = crate::positive_seconds, hide = crate::distributed::HIDDEN)]
     pub call_deadline: Option<f64>,
     #[command(flatten)]
     pub net: NetArgs,
