@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::panel::{LEGEND_W, Line, clipped, legend, range, time_panel};
+use crate::panel::{LEGEND_W, Line, clipped, legend, time_panel, top_down_chart, top_down_ranges};
 use crate::{COLORS, Figure, PlotError, Series, write_png_svg};
 
 /// Where two vehicles came closest: their names, the time and distance.
@@ -90,25 +90,8 @@ impl FleetFigure<'_> {
             .logs
             .iter()
             .flat_map(|(_, s)| s.get("y_m").unwrap_or(&[]).iter());
-        let (n0, n1) = range(all_n.chain(std::iter::once(&0.0)));
-        let (e0, e1) = range(all_e.chain(std::iter::once(&0.0)));
-        let span = (n1 - n0).max(e1 - e0) / 2.0;
-        let (nc, ec) = ((n0 + n1) / 2.0, (e0 + e1) / 2.0);
-        let (ex, ny) = ((ec - span, ec + span), (nc - span, nc + span));
-        let mut chart = ChartBuilder::on(&chart_area)
-            .caption("Paths, top-down (m)", ("sans-serif", 20))
-            .margin(10)
-            .x_label_area_size(30)
-            .y_label_area_size(60)
-            .build_cartesian_2d(ex.0..ex.1, ny.0..ny.1)
-            .map_err(e)?;
-        chart
-            .configure_mesh()
-            .x_desc("east (m)")
-            .y_desc("north (m)")
-            .label_style(("sans-serif", 13))
-            .draw()
-            .map_err(e)?;
+        let (ex, ny) = top_down_ranges(all_n, all_e);
+        let mut chart = top_down_chart(&chart_area, "Paths, top-down (m)", (ex, ny))?;
         let mut entries = Vec::new();
         for (k, (name, s)) in self.logs.iter().enumerate() {
             let color = COLORS[k % COLORS.len()];

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::panel::{Band, LEGEND_W, Line, Mark, legend, mode_color, range, time_panel};
+use crate::panel::{
+    Band, LEGEND_W, Line, Mark, legend, mode_color, time_panel, top_down_chart, top_down_ranges,
+};
 use crate::{COLORS, Figure, PlotError, Series, write_png_svg};
 
 const SIZE: (u32, u32) = (1600, 2240);
@@ -270,26 +272,8 @@ fn path_panel<DB: DrawingBackend>(
     let sp_e = s.get("sp_y_m").unwrap_or(&[]);
     let wp_n: Vec<f64> = waypoints.iter().map(|w| w.0).collect();
     let wp_e: Vec<f64> = waypoints.iter().map(|w| w.1).collect();
-    let (n0, n1) = range(n.iter().chain(&wp_n).chain(std::iter::once(&0.0)));
-    let (e0, e1) = range(east.iter().chain(&wp_e).chain(std::iter::once(&0.0)));
-    // Equal scales: a square stays square.
-    let span = (n1 - n0).max(e1 - e0) / 2.0;
-    let (nc, ec) = ((n0 + n1) / 2.0, (e0 + e1) / 2.0);
-    let (ex, ny) = ((ec - span, ec + span), (nc - span, nc + span));
-    let mut chart = ChartBuilder::on(&chart_area)
-        .caption("Path, top-down (m)", ("sans-serif", 20))
-        .margin(10)
-        .x_label_area_size(30)
-        .y_label_area_size(60)
-        .build_cartesian_2d(ex.0..ex.1, ny.0..ny.1)
-        .map_err(e)?;
-    chart
-        .configure_mesh()
-        .x_desc("east (m)")
-        .y_desc("north (m)")
-        .label_style(("sans-serif", 13))
-        .draw()
-        .map_err(e)?;
+    let (ex, ny) = top_down_ranges(n.iter().chain(&wp_n), east.iter().chain(&wp_e));
+    let mut chart = top_down_chart(&chart_area, "Path, top-down (m)", (ex, ny))?;
     for (xs, ys, color) in [(sp_e, sp_n, COLORS[1]), (east, n, COLORS[0])] {
         for part in crate::panel::clipped(xs, ys, ex, ny) {
             chart

@@ -2,6 +2,7 @@
 //! in a strip of its own beside the data, mode bands and event lines.
 
 use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use crate::COLORS;
@@ -126,6 +127,43 @@ pub(crate) fn range<'a>(values: impl Iterator<Item = &'a f64>) -> (f64, f64) {
     }
     let pad = ((hi - lo) * 0.05).max(1e-3 * hi.abs().max(1.0));
     (lo - pad, hi + pad)
+}
+
+/// The (east, north) ranges of a top-down chart of `north` and `east`
+/// values and the origin, at equal scales (a square stays square).
+pub(crate) fn top_down_ranges<'a>(
+    north: impl Iterator<Item = &'a f64>,
+    east: impl Iterator<Item = &'a f64>,
+) -> ((f64, f64), (f64, f64)) {
+    let (n0, n1) = range(north.chain(std::iter::once(&0.0)));
+    let (e0, e1) = range(east.chain(std::iter::once(&0.0)));
+    let span = (n1 - n0).max(e1 - e0) / 2.0;
+    let (nc, ec) = ((n0 + n1) / 2.0, (e0 + e1) / 2.0);
+    ((ec - span, ec + span), (nc - span, nc + span))
+}
+
+/// A top-down chart (east right, north up) over `ex` x `ny`, its mesh drawn.
+pub(crate) fn top_down_chart<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    caption: &str,
+    (ex, ny): ((f64, f64), (f64, f64)),
+) -> Result<ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>, String> {
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, ("sans-serif", 20))
+        .margin(10)
+        .x_label_area_size(30)
+        .y_label_area_size(60)
+        .build_cartesian_2d(ex.0..ex.1, ny.0..ny.1)
+        .map_err(e)?;
+    chart
+        .configure_mesh()
+        .x_desc("east (m)")
+        .y_desc("north (m)")
+        .label_style(("sans-serif", 13))
+        .draw()
+        .map_err(e)?;
+    Ok(chart)
 }
 
 /// A legend in its own area: a sample of each line's colour and its name.

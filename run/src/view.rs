@@ -150,9 +150,16 @@ pub fn batch(dir: &Path, summary: &Value, page: &Path) -> Result<(), String> {
             dir.display()
         )
     };
+    // The wall clock's figures stay out: the same batch, the same page.
+    let mut summary = summary.clone();
+    if let Some(m) = summary.as_object_mut() {
+        for k in ["wall_s", "runs_per_s"] {
+            m.remove(k);
+        }
+    }
     let html = lockstep_view::montecarlo_page(&Batch {
         title: &title,
-        summary,
+        summary: &summary,
         header,
         rows,
         figures,

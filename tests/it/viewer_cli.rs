@@ -186,4 +186,19 @@ fn monte_carlo_out_writes_its_page() {
         assert!(sc.contains(&format!(">\n{t}\n</text>")), "{t}");
     }
     assert!(html.contains("scatter.svg") && html.contains("histograms.svg"));
+    // No wall-clock figure: `view` of the same batch writes the same page.
+    assert!(!html.contains("runs_per_s") && !html.contains("wall_s"));
+    let again = dir.join("again.html");
+    let r = lockstep(&[
+        "view",
+        dir.path().to_str().unwrap(),
+        "--out",
+        again.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code(), 0, "{r}");
+    let again = std::fs::read_to_string(&again).unwrap();
+    assert_eq!(
+        again.replace("\"viewer\":null", ""),
+        html.replace("\"viewer\":null", "")
+    );
 }

@@ -67,20 +67,9 @@ impl Topic {
         Topic::VehicleGpsPosition,
     ];
 
-    /// The topics written with each log row.
-    pub(super) const ROWS: &'static [Topic] = &[
-        Topic::LocalPosition,
-        Topic::LocalPositionTruth,
-        Topic::LocalPositionSetpoint,
-        Topic::Attitude,
-        Topic::AttitudeTruth,
-        Topic::AngularVelocity,
-        Topic::GlobalPosition,
-        Topic::ActuatorMotors,
-        Topic::ActuatorOutputs,
-        Topic::BatteryStatus,
-        Topic::Wind,
-    ];
+    /// The topics written with each log row: the first eleven (the status,
+    /// landing and sensor topics follow).
+    pub(super) const ROWS: &'static [Topic] = Topic::ALL.split_at(11).0;
 
     pub(super) fn name(self) -> &'static str {
         match self {
