@@ -166,7 +166,7 @@ enum Command {
     /// browser, of a `fly` or fleet `--out` directory or a flight log; of a
     /// `montecarlo --out` directory, the batch's page.
     View {
-        /// A `fly`, fleet or `montecarlo` --out directory, or a flight log.
+        /// A `fly`, fleet, `orchestrate` or `montecarlo` --out directory, or a flight log.
         target: PathBuf,
         /// The page to write [default: flight.html (montecarlo.html) in
         /// the directory; beside a log, its name with .html].

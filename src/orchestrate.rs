@@ -14,7 +14,8 @@ use crate::fly::IsolationArg;
 pub struct OrchestrateArgs {
     /// The fleet file (TOML: [timeline], [[models]]).
     pub fleet: PathBuf,
-    /// Where summary.json (and trace.jsonl) go [default: <fleet's
+    /// Where summary.json (and trace.jsonl), the vehicles' logs
+    /// (<name>.csv), the plot and the viewer's page go [default: <fleet's
     /// stem>.orchestrate in the current directory].
     #[arg(long, short)]
     pub out: Option<PathBuf>,
@@ -69,6 +70,11 @@ pub struct ModelHostArgs {
     /// Where a vehicle's autopilot runs.
     #[arg(long, value_enum, default_value_t = IsolationArg::Process)]
     pub isolation: IsolationArg,
+    /// Where a vehicle model writes its flight log, as <out>/<name>.csv
+    /// (created if needed; `lockstep orchestrate --process` gives its own
+    /// --out).
+    #[arg(long, short)]
+    pub out: Option<PathBuf>,
     #[command(flatten)]
     pub net: NetArgs,
 }
@@ -142,6 +148,20 @@ fn print_text(r: &OrchestrateReport, out: &std::path::Path) {
             say!("{name:<11} {v}");
         }
     }
+    let logs = r.models.values().filter(|v| v["log"].is_string()).count();
+    if logs > 0 {
+        say!(
+            "logs        {logs} vehicle log{} in {}",
+            if logs == 1 { "" } else { "s" },
+            out.display()
+        );
+    }
+    for p in &r.plots {
+        say!("plot        {p}");
+    }
+    if let Some(v) = &r.viewer {
+        say!("viewer      {v}");
+    }
     say!("summary     {}", out.join("summary.json").display());
 }
 
@@ -157,6 +177,7 @@ pub fn model_host(a: ModelHostArgs) -> ExitCode {
         model: a.model,
         autopilot,
         isolation: a.isolation.isolation(),
+        out: a.out,
         net: a.net.network(),
     };
     match orchestrate::host(request) {

@@ -20,4 +20,4 @@ pub mod run;
 pub mod vehicle;
 
 pub use file::{FileError, FleetFile, ModelDecl, ModelKind};
-pub use run::{Report, RunError, check_vehicle_starts, make_model, run};
+pub use run::{Report, RunError, check_vehicle_starts, make_model, run, vehicle_scenario};

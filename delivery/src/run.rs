@@ -4,6 +4,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
+use lockstep_fleet::run::log_path;
 use lockstep_fleet::{Start, check_starts};
 use lockstep_harness::engine::{PlantRunner, RunOptions};
 use lockstep_harness::inputs::scenario::{Override, Scenario};
@@ -29,7 +30,7 @@ pub enum RunError {
 
 /// The scenario vehicle model `d` flies (`None`: not a vehicle): its file
 /// with the fleet's seed, the timeline's duration and its pad.
-fn vehicle_scenario(ff: &FleetFile, d: &ModelDecl) -> Result<Option<Scenario>, RunError> {
+pub fn vehicle_scenario(ff: &FleetFile, d: &ModelDecl) -> Result<Option<Scenario>, RunError> {
     let ModelKind::Vehicle {
         scenario,
         pad_north_m,
@@ -150,7 +151,14 @@ pub fn make_model(
             let s = vehicle_scenario(ff, d)?.expect("a vehicle");
             let ap: &Path = autopilot.as_deref().unwrap_or(&o.autopilot);
             let every = to_timestamps(*telemetry_s, scale);
-            Box::new(Vehicle::new(&d.name, &s, ap, &o.isolation, every).map_err(setup)?)
+            let log = match (&o.log_dir, s.cadence("log")) {
+                (Some(dir), Some(_)) => Some(log_path(dir, &d.name)),
+                _ => None,
+            };
+            Box::new(
+                Vehicle::new(&d.name, &s, ap, &o.isolation, every, log.as_deref())
+                    .map_err(setup)?,
+            )
         }
     })
 }

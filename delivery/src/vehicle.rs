@@ -3,10 +3,12 @@
 //! telemetry at its cadence and an event when its state changes (ready on
 //! its pad, landed, crashed). A mission from the dispatcher is uploaded to
 //! the autopilot and started (arm, mission start); a swap from the station
-//! refills its batteries.
+//! refills its batteries. Given a log path, the engine writes the
+//! vehicle's flight log and sidecar as `fly` does, finished (whatever
+//! ended the run) when the model is.
 
 use std::collections::VecDeque;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use lockstep_abi::Isolation;
 use lockstep_abi::ffi::{
@@ -45,6 +47,10 @@ pub struct Vehicle {
     crashed: bool,
     flights: u64,
     swaps: u64,
+    /// Where its engine writes its log (and the sidecar beside it).
+    log: Option<PathBuf>,
+    /// A step of its engine failed (that error is the run's).
+    failed: bool,
 }
 
 impl std::fmt::Debug for Vehicle {
@@ -66,19 +72,21 @@ fn on_ground(mode: u32) -> bool {
 
 impl Vehicle {
     /// The vehicle of `scenario` (its `[world]` origin required: missions
-    /// are placed from it), flown by `autopilot`.
+    /// are placed from it), flown by `autopilot`, its flight log written
+    /// at `log` when given.
     pub fn new(
         name: &str,
         scenario: &Scenario,
         autopilot: &Path,
         isolation: &Isolation,
         every: Timestamp,
+        log: Option<&Path>,
     ) -> Result<Vehicle, String> {
         let o = scenario.world.origin.ok_or_else(|| {
             "the vehicle's scenario sets no [world] origin (a fleet's missions are placed from it)"
                 .to_string()
         })?;
-        let engine = Engine::with_isolation(scenario, autopilot, None, isolation)
+        let engine = Engine::with_isolation(scenario, autopilot, log, isolation)
             .map_err(|e| e.to_string())?;
         Ok(Vehicle {
             name: name.to_string(),
@@ -96,6 +104,8 @@ impl Vehicle {
             crashed: false,
             flights: 0,
             swaps: 0,
+            log: log.map(Path::to_path_buf),
+            failed: false,
         })
     }
 
@@ -124,7 +134,10 @@ impl Vehicle {
             if n > t {
                 break;
             }
-            self.engine.step().map_err(|e| e.to_string())?;
+            if let Err(e) = self.engine.step() {
+                self.failed = true;
+                return Err(e.to_string());
+            }
         }
         Ok(())
     }
@@ -301,13 +314,26 @@ impl Model for Vehicle {
 
     fn finish(&mut self) -> Result<Value, String> {
         let p = self.ned();
-        Ok(json!({
+        let mut said = json!({
             "flights": self.flights,
             "swaps": self.swaps,
             "crashed": self.crashed,
             "soc": self.soc(),
             "position_ned_m": p,
             "simulated_s": self.engine.now().0 as f64 * 1e-6,
-        }))
+        });
+        if let Some(log) = &self.log {
+            said["log"] = json!(log.display().to_string());
+        }
+        // The engine's end writes the log's tail and completes its sidecar
+        // before it closes the autopilot. After a failed step, closing can
+        // fail again: the run's error already says why.
+        if !self.engine.is_finished() {
+            match self.engine.finish(Ok(())) {
+                Err(e) if !self.failed => return Err(format!("ending its flight: {e}")),
+                _ => {}
+            }
+        }
+        Ok(said)
     }
 }

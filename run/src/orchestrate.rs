@@ -1,18 +1,22 @@
 //! An orchestrated run of models (a delivery fleet file; seed 004): the
 //! order stream, no-fly zones, dispatcher, swap station, KPI collector and
-//! vehicles, some in processes of their own ([`Elsewhere`]); `summary.json`
-//! (and `trace.jsonl`) in the out directory, as a typed
-//! [`OrchestrateReport`]. A model can also be served to a run elsewhere
-//! ([`host`]).
+//! vehicles, some in processes of their own ([`Elsewhere`]); in the out
+//! directory `summary.json` (and `trace.jsonl`) as a typed
+//! [`OrchestrateReport`], each vehicle's flight log `<name>.csv` with its
+//! sidecar (written by whichever process flies it), the fleet's plot and
+//! the viewer's page of the vehicles. A model can also be served to a run
+//! elsewhere ([`host`]).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 
 use lockstep_abi::Isolation;
-use lockstep_delivery::{FleetFile, make_model};
+use lockstep_delivery::{FleetFile, make_model, vehicle_scenario};
 use lockstep_harness::engine::RunOptions;
+use lockstep_harness::io::log_meta::sidecar_path;
+use lockstep_harness::io::paths::scenario_inputs;
 use lockstep_harness::outcome::class::ErrorClass;
 use lockstep_orchestrator::{Model, Stats, TimelineInfo};
 use serde::{Deserialize, Serialize};
@@ -28,8 +32,9 @@ pub struct OrchestrateRequest {
     pub fleet: PathBuf,
     /// The autopilot of vehicles whose entry names none.
     pub autopilot: PathBuf,
-    /// Where `summary.json` (and `trace.jsonl`) go [default: `<fleet's
-    /// stem>.orchestrate` in the working directory].
+    /// Where `summary.json` (and `trace.jsonl`), the vehicles' logs, the
+    /// plot and the viewer's page go [default: `<fleet's stem>.orchestrate`
+    /// in the working directory].
     pub out: Option<PathBuf>,
     pub isolation: Isolation,
     /// Threads a cascade's pass is called on [default: the file's, else
@@ -65,8 +70,15 @@ pub struct OrchestrateReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_class: Option<ErrorClass>,
     pub exit_status: u8,
-    /// What each model said at the end.
+    /// What each model said at the end (a vehicle's `log`: where its
+    /// flight log is).
     pub models: BTreeMap<String, serde_json::Value>,
+    /// The viewer's page of the vehicles, when they wrote logs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub viewer: Option<String>,
+    /// The plot of the vehicles' logs (`fleet.png`, `fleet.svg`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plots: Vec<String>,
     /// Outputs that could not be written (the summary, the trace).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub output_errors: Vec<String>,
@@ -114,10 +126,11 @@ pub fn run(
         .map_err(config)?;
     let out = request.out_dir();
     crate::outputs::make_dir("--out", &out)?;
+    check_logs(&ff, &request.autopilot, &out)?;
     let options = RunOptions {
         autopilot: request.autopilot.clone(),
         isolation: request.isolation.clone(),
-        log_dir: None,
+        log_dir: Some(out.clone()),
         threads: request.threads,
     };
     let threads = options.threads_or(ff.threads);
@@ -134,7 +147,7 @@ pub fn run(
             file: &ff.path,
             autopilot: &request.autopilot,
             isolation: &request.isolation,
-            out: None,
+            out: Some(&out),
         };
         let opened = crate::hosts::open(e, kind, child, notice);
         if let Some(stop) = e.interrupted("model") {
@@ -189,9 +202,30 @@ pub fn run(
         error_class: class,
         exit_status: class.map_or(0, |c| c.exit_status(r.interrupted)),
         models: r.models.iter().cloned().collect(),
+        viewer: None,
+        plots: Vec::new(),
         output_errors: Vec::new(),
     };
     let mut failed = Vec::new();
+    let logs = vehicle_logs(&report.models);
+    if !logs.is_empty() {
+        let title = format!(
+            "{} — {} vehicles, seed {}",
+            file_name(&report.fleet),
+            logs.len(),
+            report.seed
+        );
+        let named: Vec<(&str, &Path)> = logs
+            .iter()
+            .map(|(n, p)| (n.as_str(), p.as_path()))
+            .collect();
+        let mut shown = report.clone();
+        shown.viewer = Some(out.join(crate::view::FLIGHT_PAGE).display().to_string());
+        let drawn = crate::fleet::report::draw_fleet(&out, &title, &named, None, &as_fleet(&shown));
+        report.viewer = drawn.viewer;
+        report.plots = drawn.plots;
+        failed.extend(drawn.errors);
+    }
     if let Err(e) = crate::write_summary(&out, &report.to_json()) {
         failed.push(e);
     }
@@ -214,6 +248,90 @@ pub fn run(
     Ok(report)
 }
 
+/// A path's file name (the whole path when it has none).
+fn file_name(path: &str) -> String {
+    Path::new(path)
+        .file_name()
+        .map_or(path.to_string(), |f| f.to_string_lossy().into_owned())
+}
+
+/// The vehicles' logs the models' last words name (those that exist: a
+/// vehicle served elsewhere wrote its log on its own machine).
+fn vehicle_logs(models: &BTreeMap<String, serde_json::Value>) -> Vec<(String, PathBuf)> {
+    models
+        .iter()
+        .filter_map(|(name, said)| Some((name.clone(), PathBuf::from(said["log"].as_str()?))))
+        .filter(|(_, p)| p.exists())
+        .collect()
+}
+
+/// An orchestration's report (`summary.json`'s contents) in the shape of a
+/// fleet's, for the viewer: its vehicles those models that name a log.
+pub(crate) fn as_fleet(report: &OrchestrateReport) -> serde_json::Value {
+    let vehicles: Vec<serde_json::Value> = report
+        .models
+        .iter()
+        .filter(|(_, said)| said["log"].is_string())
+        .map(|(name, said)| {
+            let mut v = said.clone();
+            v["name"] = serde_json::json!(name);
+            v
+        })
+        .collect();
+    serde_json::json!({
+        "scenario": report.fleet,
+        "description": report.description,
+        "seed": report.seed,
+        "vehicles": vehicles,
+        "viewer": report.viewer,
+    })
+}
+
+/// Refuses a vehicle's log (or its sidecar) that would overwrite one of
+/// its inputs or another output, before any model is made.
+fn check_logs(ff: &FleetFile, autopilot: &Path, dir: &Path) -> Result<(), RunError> {
+    let config = |e: lockstep_delivery::RunError| RunError::configuration(e.to_string());
+    let summary = dir.join("summary.json");
+    let trace = dir.join("trace.jsonl");
+    let page = dir.join(crate::view::FLIGHT_PAGE);
+    let [png, svg] = lockstep_plot::output_files(&dir.join(crate::fleet::report::FLEET_PLOT));
+    for d in &ff.models {
+        let Some(s) = vehicle_scenario(ff, d).map_err(config)? else {
+            continue;
+        };
+        if s.cadence("log").is_none() {
+            continue;
+        }
+        let lockstep_delivery::ModelKind::Vehicle {
+            scenario,
+            autopilot: own,
+            ..
+        } = &d.kind
+        else {
+            continue;
+        };
+        let ap = own.as_deref().unwrap_or(autopilot);
+        let log = lockstep_fleet::run::log_path(dir, &d.name);
+        let sidecar = sidecar_path(&log);
+        let what = format!("model `{}`'s log", d.name);
+        let mut inputs = scenario_inputs(scenario, ap, &s);
+        inputs.push(("the fleet file", &ff.path));
+        crate::outputs::check_against_inputs(
+            &inputs,
+            &[
+                ("the summary", &summary),
+                ("the trace", &trace),
+                ("the viewer's page", &page),
+                ("the fleet's plot", &png),
+                ("the fleet's plot", &svg),
+                (&what, &log),
+                ("its sidecar", &sidecar),
+            ],
+        )?;
+    }
+    Ok(())
+}
+
 /// Model `name` served by another process.
 #[cfg(feature = "distributed")]
 fn remote_model(h: &mut crate::hosts::Hosts, name: &str) -> Result<Box<dyn Model>, String> {
@@ -232,6 +350,8 @@ pub struct HostRequest {
     pub model: String,
     pub autopilot: PathBuf,
     pub isolation: Isolation,
+    /// Where a vehicle model writes its log, as `<out>/<name>.csv`.
+    pub out: Option<PathBuf>,
     pub net: Network,
 }
 
@@ -240,10 +360,14 @@ pub struct HostRequest {
 pub fn host(request: HostRequest) -> Result<(), RunError> {
     crate::net::available()?;
     let ff = FleetFile::load(&request.fleet).map_err(|e| RunError::configuration(e.to_string()))?;
+    if let Some(out) = &request.out {
+        crate::outputs::make_dir("--out", out)?;
+        check_logs(&ff, &request.autopilot, out)?;
+    }
     let options = RunOptions {
         autopilot: request.autopilot.clone(),
         isolation: request.isolation.clone(),
-        log_dir: None,
+        log_dir: request.out.clone(),
         threads: Some(1),
     };
     serve(&ff, &request.model, &options, &request.net)

@@ -175,7 +175,7 @@ fn read_json(path: &Path) -> Result<Value, String> {
     serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", path.display()))
 }
 
-/// `lockstep view TARGET [--out PAGE]`: the page of a `fly`, fleet or
+/// `lockstep view TARGET [--out PAGE]`: the page of a `fly`, fleet, `orchestrate` or
 /// Monte Carlo `--out` directory, or of a flight log; returns the page
 /// written (by default beside what it shows).
 pub fn view(target: &Path, out: Option<&Path>) -> Result<PathBuf, String> {
@@ -189,7 +189,7 @@ pub fn view(target: &Path, out: Option<&Path>) -> Result<PathBuf, String> {
                 return Ok(page);
             }
             return Err(format!(
-                "{}: no summary.json nor log.csv in it (give a `fly`, fleet or `montecarlo` --out directory, or a flight log)",
+                "{}: no summary.json nor log.csv in it (give a `fly`, fleet, `orchestrate` or `montecarlo` --out directory, or a flight log)",
                 target.display()
             ));
         }
@@ -200,6 +200,17 @@ pub fn view(target: &Path, out: Option<&Path>) -> Result<PathBuf, String> {
             return Ok(page);
         }
         let page = out.map_or_else(|| target.join(FLIGHT_PAGE), Path::to_path_buf);
+        if summary.get("timeline").is_some() && summary.get("models").is_some() {
+            let report: crate::orchestrate::OrchestrateReport = serde_json::from_value(summary)
+                .map_err(|e| {
+                    format!(
+                        "{}: not an orchestration's summary: {e}",
+                        summary_path.display()
+                    )
+                })?;
+            fleet(target, &crate::orchestrate::as_fleet(&report), &page)?;
+            return Ok(page);
+        }
         if summary.get("vehicles").is_some() {
             fleet(target, &summary, &page)?;
             return Ok(page);

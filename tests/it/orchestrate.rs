@@ -228,6 +228,84 @@ fn the_example_runs_from_the_command_line() {
         trace.lines().count() as u64,
         s["stats"]["calls"].as_u64().unwrap()
     );
+    // Each drone's flight log (the vehicle scenario logs at 10 Hz): every
+    // row of the 900 s, its sidecar complete, its last row where the drone
+    // said it ended, to the last bit.
+    for d in ["drone1", "drone2", "drone3"] {
+        let log = out.join(format!("{d}.csv"));
+        assert_eq!(s["models"][d]["log"], log.display().to_string());
+        let meta: Value =
+            serde_json::from_str(&std::fs::read_to_string(log.with_extension("csv.json")).unwrap())
+                .unwrap();
+        assert_eq!(meta["complete"], true);
+        assert_eq!(meta["rows"], 9001);
+        assert_eq!(meta["last_time_us"], 900_000_000u64);
+        let mut r = csv::Reader::from_path(&log).unwrap();
+        let header = r.headers().unwrap().clone();
+        let last = r.records().last().unwrap().unwrap();
+        let col = |name: &str| -> f64 {
+            let i = header.iter().position(|h| h == name).unwrap();
+            last[i].parse().unwrap()
+        };
+        let said = &s["models"][d]["position_ned_m"];
+        for (i, c) in ["x_m", "y_m", "z_m"].iter().enumerate() {
+            assert_eq!(
+                col(c).to_bits(),
+                said[i].as_f64().unwrap().to_bits(),
+                "{d} {c}"
+            );
+        }
+    }
+    // The plot and the viewer's page of the three drones; `lockstep view`
+    // of the directory writes the same page.
+    let page = out.join("flight.html");
+    assert_eq!(s["viewer"], page.display().to_string());
+    assert_eq!(s["plots"][0], out.join("fleet.png").display().to_string());
+    let html = std::fs::read(&page).unwrap();
+    let again = dir.join("again.html");
+    let v = std::process::Command::new(LOCKSTEP)
+        .arg("view")
+        .arg(&out)
+        .arg("--out")
+        .arg(&again)
+        .output()
+        .unwrap();
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
+    assert!(
+        html == std::fs::read(&again).unwrap(),
+        "view writes another page"
+    );
+    let text = String::from_utf8_lossy(&html);
+    for d in ["drone1", "drone2", "drone3"] {
+        assert!(
+            text.contains(&format!("\"name\":\"{d}\"")),
+            "{d} not on the page"
+        );
+    }
+}
+
+#[test]
+fn a_log_that_would_overwrite_an_input_is_refused() {
+    // The fleet file where drone1's log would go: refused before the run.
+    let dir = TempDir::new("orchestrate-log-clash");
+    let f = fleet_file(&dir, &[]);
+    let clash = dir.join("drone1.csv");
+    std::fs::copy(&f, &clash).unwrap();
+    let o = std::process::Command::new(LOCKSTEP)
+        .args(["orchestrate", "--isolation", "in-process", "-o"])
+        .arg(dir.path())
+        .arg(&clash)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr).trim(),
+        format!(
+            "lockstep orchestrate: model `drone1`'s log {} is the fleet file; refusing to overwrite an input",
+            clash.display()
+        )
+    );
+    assert_eq!(std::fs::read(&clash).unwrap(), std::fs::read(&f).unwrap());
 }
 
 fn refused(args: &[&str]) -> String {

@@ -1,5 +1,6 @@
 //! Orchestrated models in their own processes over zenoh (feature
-//! `distributed`): the same results as in one process; a model process
+//! `distributed`): the same results as in one process, a vehicle's log
+//! byte for byte whichever process flies it; a model process
 //! killed (kill -9) or stopped (SIGSTOP) ends the run within the lease,
 //! naming the model, with the summary written and no process left behind;
 //! a model process that never comes is reported.
@@ -11,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use crate::common::sys as sig;
 use crate::common::{LOCKSTEP, TempDir, signal_its_child};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 fn example(name: &str) -> PathBuf {
     crate::common::examples().join("orchestrate").join(name)
@@ -62,9 +63,42 @@ fn models_in_their_own_processes_give_the_same_run() {
             "--trace",
         ],
     );
-    assert_eq!(here["models"], apart["models"]);
+    // What the models said, but for where each log is: the same.
+    let said = |r: &Value| {
+        let mut m = r["models"].clone();
+        for d in ["drone1", "drone2", "drone3"] {
+            m[d].as_object_mut().unwrap().remove("log");
+        }
+        m
+    };
+    assert_eq!(said(&here), said(&apart));
     assert_eq!(here["stats"], apart["stats"]);
     assert!(here["models"]["kpi"]["delivered"].as_u64().unwrap() >= 1);
+    // Every drone's log, drone2's written by its own process (given the
+    // run's --out), byte for byte the one-process run's, its sidecar
+    // complete with the same digest.
+    for d in ["drone1", "drone2", "drone3"] {
+        let log = |out: &str| dir.join(out).join(format!("{d}.csv"));
+        assert_eq!(
+            apart["models"][d]["log"],
+            log("apart").display().to_string()
+        );
+        let a = std::fs::read(log("here")).unwrap();
+        assert!(
+            a == std::fs::read(log("apart")).unwrap(),
+            "{d}'s logs differ"
+        );
+        let meta = |out: &str| -> Value {
+            let p = dir.join(out).join(format!("{d}.csv.json"));
+            serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+        };
+        let (h, a) = (meta("here"), meta("apart"));
+        assert_eq!(
+            (&h["complete"], &h["rows"]),
+            (&Value::Bool(true), &json!(3001))
+        );
+        assert_eq!((&h["digest"], &h["rows"]), (&a["digest"], &a["rows"]));
+    }
 }
 
 /// Starts the long example with `dispatcher` in a process of its own,
@@ -97,6 +131,22 @@ fn lose_the_dispatcher(name: &str, signal: i32) {
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     assert!(s["error"].as_str().unwrap().contains("left"), "{s}");
     assert!(s["stats"]["calls"].as_u64().unwrap() > 0);
+    // The drones' logs reach the last timestamp processed (the one that
+    // failed may have stepped them to their next wake-up, 1 s on), their
+    // sidecars complete.
+    let reached_us = s["last_timestamp"].as_u64().unwrap() * 100_000;
+    for d in ["drone1", "drone2", "drone3"] {
+        let meta: Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join(format!("{d}.csv.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(meta["complete"], true, "{d}: {meta}");
+        let last = meta["last_time_us"].as_u64().unwrap();
+        assert!(
+            (reached_us..=reached_us + 1_000_000).contains(&last),
+            "{d}: {last} vs {reached_us}"
+        );
+    }
     assert!(
         sig::send(pid, 0).is_err(),
         "the dispatcher's process {pid} is still there"

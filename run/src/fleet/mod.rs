@@ -5,7 +5,7 @@
 //! ([`distributed`], feature `distributed`).
 
 pub mod distributed;
-mod report;
+pub(crate) mod report;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

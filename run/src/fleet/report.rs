@@ -244,39 +244,28 @@ impl FleetReport {
         let Some(dir) = out else {
             return;
         };
-        let mut errors = Vec::new();
         let logs: Vec<(&str, &Path)> = self
             .vehicles
             .iter()
             .filter_map(|v| v.log.as_deref().map(|l| (v.name.as_str(), Path::new(l))))
             .collect();
-        if !logs.is_empty() {
-            let closest = self.closest.as_ref().map(|c| lockstep_plot::Closest {
-                a: &c.a,
-                b: &c.b,
-                time_us: c.time_us,
-                separation_m: c.separation_m,
-            });
-            let scenario = Path::new(&self.scenario)
-                .file_name()
-                .map_or(self.scenario.clone(), |f| f.to_string_lossy().into_owned());
-            let title = format!("{scenario} — {} vehicles, seed {}", logs.len(), self.seed);
-            match lockstep_plot::fleet_plot(&title, &logs, closest.as_ref(), &dir.join(FLEET_PLOT))
-            {
-                Ok(files) => self.plots = files.iter().map(|f| f.display().to_string()).collect(),
-                Err(e) => errors.push(format!("the fleet's plot: {e}")),
-            }
-        }
-        if self.vehicles.iter().any(|v| v.log.is_some()) {
-            let page = dir.join(crate::view::FLIGHT_PAGE);
-            let mut shown = self.clone();
-            shown.viewer = Some(page.display().to_string());
-            let value = serde_json::to_value(&shown).expect("a report is JSON");
-            match crate::view::fleet(dir, &value, &page) {
-                Ok(()) => self.viewer = shown.viewer,
-                Err(e) => errors.push(format!("the viewer's page: {e}")),
-            }
-        }
+        let closest = self.closest.as_ref().map(|c| lockstep_plot::Closest {
+            a: &c.a,
+            b: &c.b,
+            time_us: c.time_us,
+            separation_m: c.separation_m,
+        });
+        let scenario = Path::new(&self.scenario)
+            .file_name()
+            .map_or(self.scenario.clone(), |f| f.to_string_lossy().into_owned());
+        let title = format!("{scenario} — {} vehicles, seed {}", logs.len(), self.seed);
+        let mut shown = self.clone();
+        shown.viewer = Some(dir.join(crate::view::FLIGHT_PAGE).display().to_string());
+        let shown = serde_json::to_value(&shown).expect("a report is JSON");
+        let drawn = draw_fleet(dir, &title, &logs, closest.as_ref(), &shown);
+        let mut errors = drawn.errors;
+        self.plots = drawn.plots;
+        self.viewer = drawn.viewer;
         if let Err(e) = crate::write_summary(dir, &self.to_json()) {
             errors.push(e);
         }
@@ -286,4 +275,46 @@ impl FleetReport {
             self.exit_status = ErrorClass::RunFailure.exit_status(None);
         }
     }
+}
+
+/// What drawing a fleet's logs wrote.
+pub(crate) struct Drawn {
+    /// The plot's files (`fleet.png`, `fleet.svg`).
+    pub plots: Vec<String>,
+    /// The viewer's page.
+    pub viewer: Option<String>,
+    /// What could not be written.
+    pub errors: Vec<String>,
+}
+
+/// Draws into `dir` the plot of the vehicles' `logs` (every path
+/// top-down, `closest` joined, every altitude) and the viewer's page of
+/// the fleet `shown` describes (its `vehicles`, each with its `name` and
+/// `log`, `scenario`, `seed`, `encounters`, `closest`); nothing when no
+/// vehicle wrote a log.
+pub(crate) fn draw_fleet(
+    dir: &Path,
+    title: &str,
+    logs: &[(&str, &Path)],
+    closest: Option<&lockstep_plot::Closest>,
+    shown: &serde_json::Value,
+) -> Drawn {
+    let mut drawn = Drawn {
+        plots: Vec::new(),
+        viewer: None,
+        errors: Vec::new(),
+    };
+    if logs.is_empty() {
+        return drawn;
+    }
+    match lockstep_plot::fleet_plot(title, logs, closest, &dir.join(FLEET_PLOT)) {
+        Ok(files) => drawn.plots = files.iter().map(|f| f.display().to_string()).collect(),
+        Err(e) => drawn.errors.push(format!("the fleet's plot: {e}")),
+    }
+    let page = dir.join(crate::view::FLIGHT_PAGE);
+    match crate::view::fleet(dir, shown, &page) {
+        Ok(()) => drawn.viewer = Some(page.display().to_string()),
+        Err(e) => drawn.errors.push(format!("the viewer's page: {e}")),
+    }
+    drawn
 }

@@ -116,6 +116,7 @@ fn serving_a_part_to_a_run_elsewhere_is_refused() {
         model: "kpi".into(),
         autopilot: PathBuf::from("unused.so"),
         isolation: Isolation::InProcess,
+        out: None,
         net: Network::default(),
     })
     .unwrap_err();
