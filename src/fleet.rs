@@ -132,6 +132,17 @@ fn print_text(r: &FleetReport) {
         );
     }
     say!("collisions    {}", r.collisions);
+    if let Some(l) = &r.lookahead {
+        match &l.stats.off {
+            None => say!(
+                "lookahead     {} sync boundaries in {} rounds ({} redone)",
+                l.syncs,
+                l.stats.rounds,
+                l.stats.redone
+            ),
+            Some(why) => say!("lookahead     off: {why}"),
+        }
+    }
     for p in &r.plots {
         say!("plot          {p}");
     }

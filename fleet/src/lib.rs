@@ -6,8 +6,10 @@
 //!   proximity episodes and collisions.
 //! - [`levels`]: regions of airspace a distributed run deals to its
 //!   secondaries.
+//! - [`lookahead`]: how many sync periods the vehicles may step between
+//!   checks, from a bound on their motion, and the check of that bound.
 //! - [`run`]: the fleet stepped boundary by boundary on a thread pool, its
-//!   results independent of the number of threads.
+//!   results independent of the number of threads and of the lookahead.
 //!
 //! Vehicles do not see each other between sync boundaries: each one is a
 //! whole [`lockstep_harness::engine::Engine`] with its own random streams
@@ -17,6 +19,7 @@
 //! thread, on many, and (in the distributed runner) on many machines.
 
 pub mod levels;
+pub mod lookahead;
 pub mod run;
 pub mod scenario;
 pub mod separation;

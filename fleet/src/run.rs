@@ -5,6 +5,13 @@
 //! its own streams and its own autopilot instance), so which thread steps
 //! which vehicle cannot change a bit of the result; the collisions found at
 //! a boundary act on both vehicles from the next boundary on.
+//!
+//! When no pair can come near ([`crate::lookahead`]), the vehicles step a
+//! stretch of sync periods in one go (one barrier instead of many),
+//! recording their positions at every boundary; the separation is then
+//! observed at each of them in order, as if checked there. A stretch that
+//! broke its bound is redone from the vehicles' snapshots at the plain
+//! sync period, so the results are the same bits either way.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -12,11 +19,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use lockstep_abi::Isolation;
 use lockstep_harness::Micros;
-use lockstep_harness::engine::{Engine, EngineError, RunOptions};
+use lockstep_harness::engine::{Engine, EngineError, Reach, RunOptions};
 use lockstep_harness::inputs::scenario::Scenario;
 use lockstep_harness::outcome::Summary;
 use rayon::prelude::*;
 
+use crate::lookahead::{LookaheadSettings, horizon, out_of_reach};
 use crate::scenario::FleetScenario;
 use crate::separation::{Closest, Encounter, Separation};
 use crate::starts::{Start, check_starts};
@@ -57,6 +65,20 @@ pub struct FleetSummary {
     pub encounters_dropped: u64,
     pub closest: Option<Closest>,
     pub collisions: usize,
+    pub lookahead: LookaheadStats,
+}
+
+/// What the lookahead did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LookaheadStats {
+    /// Times the vehicles were stepped and met (a stretch or one period).
+    pub rounds: u64,
+    /// Stretches redone at the plain sync period: a vehicle went beyond
+    /// its bound, or a pair collided inside the stretch.
+    pub redone: u64,
+    /// Why the fleet checks every sync period, when it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub off: Option<String>,
 }
 
 impl FleetSummary {
@@ -80,6 +102,11 @@ pub struct Fleet {
     now: Micros,
     syncs: u64,
     interrupt: Option<Arc<AtomicUsize>>,
+    radii: Vec<f64>,
+    lookahead: LookaheadSettings,
+    /// Every sync period is checked up to here (a stretch being redone).
+    plain_until: Micros,
+    stats: LookaheadStats,
 }
 
 impl std::fmt::Debug for Fleet {
@@ -157,6 +184,21 @@ impl Fleet {
             .collect();
         check_starts(&starts).map_err(FleetError::Overlap)?;
         let end = fs.vehicles[0].scenario.duration;
+        // A stretch is redone from snapshots: every autopilot must give one.
+        let off = if fs.lookahead.max.0 < 2 * fs.sync.0 {
+            Some("lookahead_max_s is under two sync periods".to_string())
+        } else {
+            engines
+                .iter_mut()
+                .zip(&fs.vehicles)
+                .find_map(|(e, v)| (!e.can_migrate()).then_some(v))
+                .map(|v| {
+                    format!(
+                        "vehicle `{}`'s autopilot gives no snapshot (lockstep_autopilot_snapshot)",
+                        v.name
+                    )
+                })
+        };
         Ok(Fleet {
             vehicles: fs
                 .vehicles
@@ -170,6 +212,13 @@ impl Fleet {
             names: fs.vehicles.iter().map(|v| v.name.clone()).collect(),
             engines,
             separation: Separation::new(&radii, fs.proximity_m),
+            radii,
+            lookahead: fs.lookahead,
+            plain_until: Micros(0),
+            stats: LookaheadStats {
+                off,
+                ..LookaheadStats::default()
+            },
             pool,
             sync: fs.sync,
             end,
@@ -214,14 +263,172 @@ impl Fleet {
         }
     }
 
-    /// Steps every vehicle through the next sync boundary, then checks the
-    /// separation there; `None` once the end has been processed. On a
-    /// vehicle's error the fleet stays at the previous boundary's check
-    /// (call [`Fleet::finish`] with the error).
+    /// Steps every vehicle through the next sync boundary (or, when the
+    /// lookahead grants it, through a stretch of them), then checks the
+    /// separation there; returns the last boundary processed, `None` once
+    /// the end has been. On a vehicle's error the fleet stays at the
+    /// previous check (call [`Fleet::finish`] with the error).
     pub fn step(&mut self) -> Result<Option<Micros>, FleetError> {
         let Some(t) = self.next_sync() else {
             return Ok(None);
         };
+        self.stats.rounds += 1;
+        let (periods, cap_s) = self.horizon();
+        if periods > 1 {
+            return self.step_ahead(periods, cap_s);
+        }
+        self.step_plain(t)
+    }
+
+    /// The sync periods the next round may cover (1: the next boundary),
+    /// and the longest stretch, s, the reach it was planned with holds
+    /// for. Drag grows with the speed a stretch allows, so a shorter
+    /// stretch has a smaller bound: the longest stretch, then a half, a
+    /// quarter and an eighth of it are tried, each granted at most itself.
+    fn horizon(&self) -> (u64, f64) {
+        if self.syncs == 0 || self.stats.off.is_some() || self.now < self.plain_until {
+            return (1, 0.0);
+        }
+        let mut best = (1, 0.0);
+        for halving in 0..4 {
+            let cap = Micros(self.lookahead.max.0 >> halving);
+            if cap.0 < 2 * self.sync.0 {
+                break;
+            }
+            let cap_s = cap.0 as f64 * 1e-6;
+            let reach: Vec<Reach> = self.engines.iter().map(|e| e.reach(cap_s)).collect();
+            let settings = LookaheadSettings {
+                max: cap,
+                ..self.lookahead
+            };
+            let periods = horizon(&reach, &self.radii, &settings, self.sync, None);
+            if periods > best.0 {
+                best = (periods, cap_s);
+            }
+        }
+        best
+    }
+
+    /// The boundaries of a stretch of `periods` sync periods from now (the
+    /// end the last one at most).
+    fn stretch(&self, periods: u64) -> Vec<Micros> {
+        (1..=periods)
+            .map(|k| Micros((self.now.0 + k * self.sync.0).min(self.end.0)))
+            .take_while({
+                let mut last = self.now;
+                move |t| {
+                    let new = *t > last;
+                    last = *t;
+                    new
+                }
+            })
+            .collect()
+    }
+
+    /// A stretch of `periods` sync periods in one round: every vehicle
+    /// snapshot, stepped through each boundary (its positions kept, its
+    /// log rows held back); then the separation observed at each boundary
+    /// in order and every position checked against its reach. Kept, the
+    /// rows are written; broken, every vehicle is restored and the stretch
+    /// is stepped again one sync period at a time.
+    fn step_ahead(&mut self, periods: u64, cap_s: f64) -> Result<Option<Micros>, FleetError> {
+        let times = self.stretch(periods);
+        let start = self.now;
+        let names = &self.names;
+        let ran: Vec<Result<Stepped, FleetError>> = self.pool.install(|| {
+            self.engines
+                .par_iter_mut()
+                .zip(names.par_iter())
+                .map(|(e, name)| {
+                    let fail = |e: &mut Engine, source: EngineError| {
+                        let source = match e.finish(Err(source)) {
+                            Err(e) => e,
+                            Ok(_) => unreachable!("finish returns the error it is given"),
+                        };
+                        FleetError::Vehicle {
+                            vehicle: name.clone(),
+                            source,
+                        }
+                    };
+                    let reach = e.reach(cap_s);
+                    let state = match e.snapshot() {
+                        Ok(s) => s,
+                        Err(err) => return Err(fail(e, err)),
+                    };
+                    e.hold_rows();
+                    let mut at = Vec::with_capacity(times.len());
+                    for t in &times {
+                        if let Err(err) = step_to(e, *t) {
+                            return Err(fail(e, err));
+                        }
+                        let x = e.state();
+                        at.push([x[0], x[1], x[2]]);
+                    }
+                    Ok(Stepped { reach, state, at })
+                })
+                .collect()
+        });
+        let ran = ran.into_iter().collect::<Result<Vec<_>, _>>()?;
+        let before = self.separation.checkpoint();
+        let reach: Vec<Reach> = ran.iter().map(|s| s.reach).collect();
+        let mut kept = true;
+        let mut last_collisions = Vec::new();
+        for (k, t) in times.iter().enumerate() {
+            let positions: Vec<[f64; 3]> = ran.iter().map(|s| s.at[k]).collect();
+            let elapsed_s = (t.0 - start.0) as f64 * 1e-6;
+            if out_of_reach(&reach, &positions, elapsed_s).is_some() {
+                kept = false;
+                break;
+            }
+            let collided = self.separation.observe(*t, &positions);
+            if !collided.is_empty() && k + 1 < times.len() {
+                kept = false;
+                break;
+            }
+            last_collisions = collided;
+        }
+        let last = *times.last().expect("a stretch has a boundary");
+        if !kept {
+            self.separation.rewind(before);
+            self.stats.redone += 1;
+            let restored: Vec<Result<(), FleetError>> = self.pool.install(|| {
+                self.engines
+                    .par_iter_mut()
+                    .zip(ran.par_iter())
+                    .zip(names.par_iter())
+                    .map(|((e, s), name)| {
+                        e.drop_rows();
+                        e.restore(&s.state).map_err(|source| FleetError::Vehicle {
+                            vehicle: name.clone(),
+                            source,
+                        })
+                    })
+                    .collect()
+            });
+            restored.into_iter().collect::<Result<Vec<()>, _>>()?;
+            self.plain_until = last;
+            let first = times[0];
+            return self.step_plain(first);
+        }
+        for (e, name) in self.engines.iter_mut().zip(names) {
+            e.commit_rows().map_err(|source| FleetError::Vehicle {
+                vehicle: name.clone(),
+                source,
+            })?;
+        }
+        self.now = last;
+        self.syncs += times.len() as u64;
+        for (a, b, d) in last_collisions {
+            let (na, nb) = (self.names[a].clone(), self.names[b].clone());
+            self.engines[a].collide(&nb, d);
+            self.engines[b].collide(&na, d);
+        }
+        Ok(Some(last))
+    }
+
+    /// Steps every vehicle through boundary `t`, then checks the
+    /// separation there.
+    fn step_plain(&mut self, t: Micros) -> Result<Option<Micros>, FleetError> {
         let names = &self.names;
         let results: Vec<Result<(), FleetError>> = self.pool.install(|| {
             self.engines
@@ -310,9 +517,10 @@ impl Fleet {
                     });
                 }
             }
+            let before = self.syncs;
             match self.step() {
                 Ok(Some(t)) => {
-                    if self.syncs.is_multiple_of(64) {
+                    if self.syncs / 64 != before / 64 {
                         progress(t);
                     }
                 }
@@ -359,8 +567,17 @@ impl Fleet {
             encounters_dropped: self.separation.dropped(),
             closest: self.separation.closest(),
             collisions: self.separation.collisions(),
+            lookahead: self.stats.clone(),
         })
     }
+}
+
+/// A vehicle through a stretch: its reach at the start, its snapshot
+/// there, and its position at each boundary.
+struct Stepped {
+    reach: Reach,
+    state: Vec<u8>,
+    at: Vec<[f64; 3]>,
 }
 
 /// Steps `e` through every boundary up to and including `t`.

@@ -48,6 +48,16 @@ pub struct Closest {
     pub separation_m: f64,
 }
 
+/// A [`Separation`] as it was.
+#[derive(Debug, Clone)]
+pub struct Checkpoint {
+    near: Vec<bool>,
+    collided: Vec<bool>,
+    encounters: usize,
+    dropped: u64,
+    closest: Option<Closest>,
+}
+
 /// The most encounters kept; later ones are counted, not stored.
 pub const MAX_ENCOUNTERS: usize = 100_000;
 
@@ -143,6 +153,27 @@ impl Separation {
         } else {
             self.dropped += 1;
         }
+    }
+
+    /// Where the check is now, to go back to ([`Separation::rewind`]):
+    /// a stretch observed after the fact that has to be redone.
+    pub fn checkpoint(&self) -> Checkpoint {
+        Checkpoint {
+            near: self.near.clone(),
+            collided: self.collided.clone(),
+            encounters: self.encounters.len(),
+            dropped: self.dropped,
+            closest: self.closest,
+        }
+    }
+
+    /// Back to `c`: what was observed since is forgotten.
+    pub fn rewind(&mut self, c: Checkpoint) {
+        self.near = c.near;
+        self.collided = c.collided;
+        self.encounters.truncate(c.encounters);
+        self.dropped = c.dropped;
+        self.closest = c.closest;
     }
 
     /// The encounters in the order they happened.

@@ -84,8 +84,9 @@ fraction = 0.3
     p
 }
 
-/// Runs the fleet, moving vehicle `k % n` after every `every`-th sync
-/// boundary (never when `every` is 0); the logs' digests.
+/// Runs the fleet, moving vehicle `k % n` after the round that passes
+/// every `every`-th sync boundary (never when `every` is 0); the logs'
+/// digests.
 fn fly(scenario: &Path, out: &Path, iso: &Isolation, every: u64) -> Vec<String> {
     let fs = FleetScenario::load(scenario).unwrap();
     let o = RunOptions {
@@ -95,11 +96,14 @@ fn fly(scenario: &Path, out: &Path, iso: &Isolation, every: u64) -> Vec<String> 
         threads: Some(2),
     };
     let mut fleet = Fleet::new(&fs, &o).unwrap();
-    let mut k = 0u64;
+    let mut last = 0u64;
     let mut moved = 0;
     while fleet.step().unwrap().is_some() {
-        k += 1;
-        if every > 0 && k.is_multiple_of(every) && fleet.next_sync().is_some() {
+        // Sync boundaries passed (a round of the lookahead passes many).
+        let k = fleet.now().0 / fs.sync.0;
+        let due = every > 0 && k / every != last / every;
+        last = k;
+        if due && fleet.next_sync().is_some() {
             fleet
                 .migrate((k / every) as usize % fs.vehicles.len())
                 .unwrap();

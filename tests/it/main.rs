@@ -27,6 +27,7 @@ mod distributed_zenoh;
 mod engine_runs;
 mod examples;
 mod fleet;
+mod fleet_lookahead;
 mod fleet_migration;
 mod flight_stacks;
 mod flights;

@@ -76,11 +76,21 @@ fn fleet_keys_are_read_and_checked() {
     assert_eq!(
         error(&format!("{BASE}[fleet]\nsync_us = 6000\n{TWO}")),
         "f.toml:13:1: unknown key `fleet.sync_us` (valid in [fleet]: sync_period_us, proximity_m, levels, \
-         level_grid, level_buffer_m)"
+         level_grid, level_buffer_m, lookahead_max_s, lookahead_margin_m)"
     );
     assert_eq!(
         error(&format!("{BASE}[fleet]\nproximity_m = -1\n{TWO}")),
         "f.toml:13:1: key `fleet.proximity_m`: must be a number in (0, 10000] m, is -1"
+    );
+    assert_eq!(
+        error(&format!("{BASE}[fleet]\nlookahead_max_s = -0.5\n{TWO}")),
+        "f.toml:13:1: key `fleet.lookahead_max_s`: must be a number in [0, 3600], is -0.5"
+    );
+    assert_eq!(
+        error(&format!(
+            "{BASE}[fleet]\nlookahead_margin_m = \"far\"\n{TWO}"
+        )),
+        "f.toml:13:1: key `fleet.lookahead_margin_m`: must be a number in [0, 3600], is \"far\""
     );
 }
 

@@ -382,6 +382,7 @@ impl Engine {
             pace: None,
             finished: false,
             captured: None,
+            held_log: None,
         })
     }
 }

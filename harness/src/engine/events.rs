@@ -148,6 +148,7 @@ pub(crate) fn apply(
             faults.thrust_loss[motor] = 0.0;
         }
         Action::ThrustLoss { motor, fraction } => faults.thrust_loss[motor] = fraction,
+        Action::Push { force_ned_n } => faults.push_ned_n = Some(force_ned_n),
         Action::BatteryDisconnect { battery } => faults.battery_disconnected[battery] = true,
         Action::BatteryReconnect { battery } => faults.battery_disconnected[battery] = false,
         Action::SensorDropout { sensor } => faults.sensors[sf(sensor)].dropout = true,

@@ -116,6 +116,40 @@ impl Engine {
             .unwrap_or_default()
     }
 
+    /// Holds the log's rows back from now on: kept in memory, not
+    /// written, until [`Engine::commit_rows`] writes them or
+    /// [`Engine::drop_rows`] drops them (a stretch a fleet may redo from a
+    /// snapshot). Nothing to hold without a log, or while rows are
+    /// captured for someone else ([`Engine::capture_rows`]).
+    pub fn hold_rows(&mut self) {
+        if self.captured.is_none()
+            && let Some(log) = self.log.take()
+        {
+            self.held_log = Some(log);
+            self.captured = Some(Vec::new());
+        }
+    }
+
+    /// Writes the rows held back, and writes on from now on.
+    pub fn commit_rows(&mut self) -> Result<(), EngineError> {
+        let Some(mut log) = self.held_log.take() else {
+            return Ok(());
+        };
+        let rows = self.captured.take().unwrap_or_default();
+        let written = rows.iter().try_for_each(|r| log.write(r));
+        self.log = Some(log);
+        written.map_err(EngineError::from)
+    }
+
+    /// Drops the rows held back (the engine was restored to where they
+    /// began), and writes on from now on.
+    pub fn drop_rows(&mut self) {
+        if let Some(log) = self.held_log.take() {
+            self.captured = None;
+            self.log = Some(log);
+        }
+    }
+
     /// An empty row shaped for this vehicle (its rotors and batteries).
     pub fn row_shape(&self) -> LogRow {
         shaped_row(&self.vehicle.physics.plant)

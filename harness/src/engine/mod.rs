@@ -40,6 +40,7 @@ mod migration;
 mod options;
 mod pace;
 mod plant_runner;
+mod reach;
 mod ulog;
 mod vehicle;
 mod world;
@@ -50,6 +51,7 @@ pub use logging::{finish_log, open_log, shaped_row};
 pub use migration::LogHandle;
 pub use options::{RunOptions, cores};
 pub use plant_runner::PlantRunner;
+pub use reach::Reach;
 
 use vehicle::Vehicle;
 use world::World;
@@ -157,6 +159,8 @@ pub struct Engine {
     finished: bool,
     /// Log rows kept for [`Engine::take_rows`] (when capturing).
     captured: Option<Vec<LogRow>>,
+    /// The log while its rows are held back ([`Engine::hold_rows`]).
+    held_log: Option<FlightLog>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -507,6 +511,11 @@ impl Engine {
     /// steps the engine itself (the C ABI, a co-simulation). Call once.
     pub fn finish(&mut self, result: Result<(), EngineError>) -> Result<Summary, EngineError> {
         self.finished = true;
+        // Rows held back are the run's too: written before the log ends.
+        let result = match (result, self.commit_rows()) {
+            (Err(e), _) | (Ok(()), Err(e)) => Err(e),
+            (Ok(()), Ok(())) => Ok(()),
+        };
         // Everything up to here is written whatever happened: the log first
         // (an in-process crash in destroy must not cost its tail), then the
         // instance is destroyed (which can fail too: a crash or hang in

@@ -22,6 +22,9 @@ pub(crate) struct FaultState {
     pub(crate) thrust_loss: [f64; MAX_ROTORS],
     pub(crate) battery_disconnected: [bool; MAX_BATTERIES],
     pub(crate) sensors: [SensorFault; 5],
+    /// The force of the last `push` (NED, N), held on the vehicle; none
+    /// before one.
+    pub(crate) push_ned_n: Option<[f64; 3]>,
 }
 
 impl Default for FaultState {
@@ -31,6 +34,7 @@ impl Default for FaultState {
             thrust_loss: [0.0; MAX_ROTORS],
             battery_disconnected: [false; MAX_BATTERIES],
             sensors: [SensorFault::default(); 5],
+            push_ned_n: None,
         }
     }
 }
@@ -101,6 +105,11 @@ impl Vehicle {
         }
         for j in 0..nb {
             inputs.battery_connected[j] = !f.battery_disconnected[j];
+        }
+        // A push replaces whatever external force was held (a
+        // co-simulation's); without one, that force is left alone.
+        if let Some(p) = f.push_ned_n {
+            inputs.external_force_ned_n = (p != [0.0; 3]).then_some(p);
         }
         self.avionics.sensor_faults = f.sensors;
     }
@@ -218,7 +227,8 @@ crate::io::persist::persist_fields!(FaultState {
     motor_failed,
     thrust_loss,
     battery_disconnected,
-    sensors
+    sensors,
+    push_ned_n
 });
 crate::io::persist::persist_fields!(Vehicle {
     physics,

@@ -267,6 +267,8 @@ mod imp {
                     encounters_dropped: out.encounters_dropped,
                     closest: out.closest,
                     collisions: out.collisions,
+                    syncs: out.syncs,
+                    lookahead: out.lookahead.clone(),
                 }),
             ),
             Err(e) => (

@@ -195,6 +195,8 @@ impl PreparedFleet {
                 encounters_dropped: s.encounters_dropped,
                 closest: s.closest,
                 collisions: s.collisions,
+                syncs: s.syncs,
+                lookahead: s.lookahead,
             }),
             Err(e) => Err((e.to_string(), classify(&e, false))),
         };

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use lockstep_fleet::FleetScenario;
-use lockstep_fleet::run::log_path;
+use lockstep_fleet::run::{LookaheadStats, log_path};
 use lockstep_fleet::separation::{Closest, Encounter};
 use lockstep_harness::io::digest::file_digest;
 use lockstep_harness::outcome::class::{Classified, ErrorClass};
@@ -112,6 +112,11 @@ pub struct FleetReport {
     pub encounters_dropped: u64,
     pub closest: Option<EncounterReport>,
     pub collisions: usize,
+    /// The sync boundaries the vehicles met at, and what the lookahead
+    /// did: rounds (barriers, or rounds between a primary and its
+    /// secondaries) and stretches redone (absent when the run did not end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lookahead: Option<LookaheadReport>,
     /// The viewer's page (`flight.html`), when one was written.
     pub viewer: Option<String>,
     /// The fleet's plot (`fleet.png` and `.svg`: paths and altitudes),
@@ -132,6 +137,17 @@ pub struct FleetResult {
     pub encounters_dropped: u64,
     pub closest: Option<Closest>,
     pub collisions: usize,
+    pub syncs: u64,
+    pub lookahead: LookaheadStats,
+}
+
+/// What the lookahead did in a run that ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LookaheadReport {
+    /// Sync boundaries the separation was checked at.
+    pub syncs: u64,
+    #[serde(flatten)]
+    pub stats: LookaheadStats,
 }
 
 /// How it ended: the result, or the error and its classification.
@@ -181,6 +197,8 @@ impl FleetReport {
             encounters_dropped: 0,
             closest: None,
             collisions: 0,
+            syncs: 0,
+            lookahead: LookaheadStats::default(),
         });
         FleetReport {
             scenario: scenario.display().to_string(),
@@ -217,6 +235,10 @@ impl FleetReport {
                 .closest
                 .map(|c| encounter(c.time.0, "closest", c.a, c.b, c.separation_m)),
             collisions: r.collisions,
+            lookahead: (outcome == Outcome::Completed).then(|| LookaheadReport {
+                syncs: r.syncs,
+                stats: r.lookahead.clone(),
+            }),
             viewer: None,
             plots: Vec::new(),
             output_errors: Vec::new(),

@@ -7,6 +7,9 @@ use super::file::EventSection;
 use super::{Action, Condition, Event, SensorId, SetpointKind, Trigger};
 use crate::Micros;
 
+/// The largest push force component, N.
+const MAX_PUSH_N: f64 = 10_000.0;
+
 /// Largest altitude a condition may name: 100 km.
 const MAX_ALTITUDE_M: f64 = 1e5;
 /// Largest setpoint coordinate: 1000 km from the origin.
@@ -160,6 +163,14 @@ pub(super) fn event(
                 fraction,
             }
         }
+        "push" => {
+            let f = e
+                .force_ned_n
+                .ok_or_else(|| (key("force_ned_n"), "is required by action `push`".into()))?;
+            Action::Push {
+                force_ned_n: each_within(&key("force_ned_n"), f, -MAX_PUSH_N, MAX_PUSH_N)?,
+            }
+        }
         "battery_disconnect" => Action::BatteryDisconnect {
             battery: battery("battery")?,
         },
@@ -243,7 +254,7 @@ pub(super) fn event(
                 key("action"),
                 format!(
                     "`{other}` is not an action (arm, disarm, mission_start, rtl, land, hold, wind_gust, motor_fail, \
-                     motor_restore, thrust_loss, battery_disconnect, battery_reconnect, sensor_dropout, sensor_freeze, \
+                     motor_restore, thrust_loss, push, battery_disconnect, battery_reconnect, sensor_dropout, sensor_freeze, \
                      sensor_bias_step, sensor_noise_scale, sensor_clear, setpoint)"
                 ),
             ));

@@ -399,7 +399,7 @@ pub(super) struct EventSection {
     /// Fire at the first boundary where all given conditions hold.
     #[serde(default)]
     pub when: Option<WhenSection>,
-    /// arm, disarm, mission_start, takeoff, rtl, land, hold, wind_gust, motor_fail, motor_restore, thrust_loss, battery_disconnect, battery_reconnect, sensor_dropout, sensor_freeze, sensor_bias_step, sensor_noise_scale, sensor_clear.
+    /// arm, disarm, mission_start, takeoff, rtl, land, hold, wind_gust, motor_fail, motor_restore, thrust_loss, push, battery_disconnect, battery_reconnect, sensor_dropout, sensor_freeze, sensor_bias_step, sensor_noise_scale, sensor_clear.
     pub action: String,
     /// motor_fail, motor_restore, thrust_loss: the motor index.
     #[serde(default)]
@@ -410,6 +410,10 @@ pub(super) struct EventSection {
     /// thrust_loss: the fraction of thrust lost, 0..1.
     #[serde(default)]
     pub fraction: Option<f64>,
+    /// push: the external force held on the vehicle from then on, N, NED
+    /// (each component within ±10000; zero ends the push).
+    #[serde(default)]
+    pub force_ned_n: Option<[f64; 3]>,
     /// sensor_*: imu, mag, baro, gps or estimator.
     #[serde(default)]
     pub sensor: Option<String>,

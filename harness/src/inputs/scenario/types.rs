@@ -122,6 +122,12 @@ pub enum Action {
         motor: usize,
         fraction: f64,
     },
+    /// An external force (NED, N) held on the vehicle's centre of mass from
+    /// now on (a tether snagging, a bird strike held for a while); a push
+    /// of zero ends it.
+    Push {
+        force_ned_n: [f64; 3],
+    },
     BatteryDisconnect {
         battery: usize,
     },
@@ -228,6 +234,7 @@ impl Action {
             Action::MotorFail { .. }
                 | Action::MotorRestore { .. }
                 | Action::ThrustLoss { .. }
+                | Action::Push { .. }
                 | Action::BatteryDisconnect { .. }
                 | Action::BatteryReconnect { .. }
         )
@@ -265,6 +272,9 @@ impl std::fmt::Display for Action {
             Action::MotorRestore { motor } => write!(f, "motor_restore motor {motor}"),
             Action::ThrustLoss { motor, fraction } => {
                 write!(f, "thrust_loss motor {motor} fraction {fraction}")
+            }
+            Action::Push { force_ned_n: p } => {
+                write!(f, "push [{}, {}, {}] N NED", p[0], p[1], p[2])
             }
             Action::BatteryDisconnect { battery } => {
                 write!(f, "battery_disconnect battery {battery}")

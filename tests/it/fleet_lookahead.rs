@@ -1,0 +1,168 @@
+//! A fleet's lookahead: stretches of sync periods stepped between checks
+//! when no pair can come near change no bit of the run (logs, encounters,
+//! verdicts), and a vehicle pushed beyond what its spec allows makes its
+//! stretch be redone, again to the same bits as the run checked at every
+//! sync period.
+
+use std::path::{Path, PathBuf};
+
+use crate::common::{BUNDLED, LOCKSTEP, TempDir, examples};
+use lockstep_abi::Isolation;
+use lockstep_fleet::run::log_path;
+use lockstep_fleet::{Fleet, FleetScenario, FleetSummary};
+use lockstep_harness::engine::RunOptions;
+use serde_json::Value;
+
+/// Two Iris 30 m apart take off over their pads; `b_events` are the
+/// second one's own events.
+fn pair(dir: &Path, fleet: &str, b_events: &str) -> PathBuf {
+    let text = format!(
+        r#"schema_version = 1
+[simulation]
+seed = 9
+duration_s = 14.0
+[cadences]
+log = {{ rate_hz = 50 }}
+[world]
+origin_lat_deg = 47.397742
+origin_lon_deg = 8.545594
+origin_alt_m = 488.0
+[fleet]
+{fleet}
+[expect]
+allow_crash = true
+[[events]]
+at_s = 0.5
+action = "arm"
+[[events]]
+at_s = 1.0
+action = "takeoff"
+[[vehicles]]
+name = "a"
+spec = "iris"
+[[vehicles]]
+name = "b"
+spec = "iris"
+start_east_m = 30.0
+{b_events}
+"#
+    );
+    let p = dir.join(format!("pair-{}.toml", fleet.len() + b_events.len()));
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn fly(scenario: &Path, out: &Path) -> (FleetScenario, FleetSummary) {
+    let fs = FleetScenario::load(scenario).unwrap();
+    let options = RunOptions {
+        autopilot: PathBuf::from(BUNDLED),
+        log_dir: Some(out.to_path_buf()),
+        isolation: Isolation::InProcess,
+        threads: Some(2),
+    };
+    let mut fleet = Fleet::new(&fs, &options).unwrap();
+    let s = fleet.run().unwrap();
+    (fs, s)
+}
+
+/// The two runs wrote the same logs and found the same encounters and
+/// verdicts.
+fn same_run(fs: &FleetScenario, (da, a): (&Path, &FleetSummary), (db, b): (&Path, &FleetSummary)) {
+    for v in &fs.vehicles {
+        let (la, lb) = (log_path(da, &v.name), log_path(db, &v.name));
+        assert!(
+            std::fs::read(&la).unwrap() == std::fs::read(&lb).unwrap(),
+            "{}'s logs differ",
+            v.name
+        );
+    }
+    assert_eq!(a.encounters, b.encounters);
+    assert_eq!(a.closest, b.closest);
+    assert_eq!(
+        (a.collisions, a.syncs, a.end),
+        (b.collisions, b.syncs, b.end)
+    );
+    for ((na, sa), (nb, sb)) in a.vehicles.iter().zip(&b.vehicles) {
+        assert_eq!(na, nb);
+        assert_eq!(sa.verdict, sb.verdict, "{na}");
+        assert_eq!(sa.timeline, sb.timeline, "{na}");
+    }
+}
+
+#[test]
+fn a_push_beyond_the_spec_redoes_the_stretch_and_changes_no_bit() {
+    let dir = TempDir::new("lookahead-push");
+    // At 6 s, b is pushed west at 1000 N (far beyond the most its rotors,
+    // gravity and drag can do): it flies into a.
+    let push = "[[vehicles.events]]\nat_s = 6.0\naction = \"push\"\nforce_ned_n = [0.0, -1000.0, 0.0]\n\
+                [[vehicles.events]]\nat_s = 6.3\naction = \"push\"\nforce_ned_n = [0.0, 0.0, 0.0]\n";
+    let (on, off) = (dir.join("on"), dir.join("off"));
+    let (fs, ahead) = fly(&pair(dir.path(), "", push), &on);
+    let (_, plain) = fly(&pair(dir.path(), "lookahead_max_s = 0", push), &off);
+    same_run(&fs, (&on, &ahead), (&off, &plain));
+    assert_eq!(plain.collisions, 1, "{:?}", plain.encounters);
+    // The plain run met at every sync period; the lookahead in far fewer
+    // rounds, one stretch of which was redone.
+    assert_eq!(plain.lookahead.rounds, plain.syncs);
+    assert_eq!(plain.lookahead.redone, 0);
+    assert_eq!(
+        plain.lookahead.off.as_deref(),
+        Some("lookahead_max_s is under two sync periods")
+    );
+    assert!(ahead.lookahead.redone >= 1, "{:?}", ahead.lookahead);
+    assert!(
+        ahead.lookahead.rounds * 3 < ahead.syncs,
+        "{:?} for {} syncs",
+        ahead.lookahead,
+        ahead.syncs
+    );
+}
+
+#[test]
+fn pairs_that_come_close_change_no_bit_and_the_report_says_what_the_lookahead_did() {
+    // Four lanes of the swarm, one of them the pair that ends within
+    // proximity: through the command line, with and without lookahead.
+    let dir = TempDir::new("lookahead-lanes");
+    let swarm = std::fs::read_to_string(examples().join("scenarios/swarm.toml")).unwrap();
+    let missions = examples().join("missions");
+    let mut text = swarm.replace("../missions", &missions.display().to_string());
+    for lane in 0..14 {
+        let entry = format!("[[vehicles]]\nname = \"lane{lane:02}\"");
+        let start = text.find(&entry).unwrap();
+        let end = text[start + 1..].find("[[vehicles]]").unwrap() + start + 1;
+        if ![0, 1].contains(&lane) {
+            text.replace_range(start..end, "");
+        }
+    }
+    let scenario = dir.join("lanes.toml");
+    std::fs::write(&scenario, text).unwrap();
+    let run = |out: &str, extra: &[&str]| -> Value {
+        let o = std::process::Command::new(LOCKSTEP)
+            .args(["fly", "--json", "--isolation", "in-process", "--out"])
+            .arg(dir.join(out))
+            .arg(&scenario)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let on = run("on", &[]);
+    let off = run("off", &["--set", "fleet.lookahead_max_s=0"]);
+    for name in ["lane00", "lane01", "lane14", "lane15"] {
+        let log = |d: &str| std::fs::read(dir.join(d).join(format!("{name}.csv"))).unwrap();
+        assert!(log("on") == log("off"), "{name}'s logs differ");
+    }
+    for k in ["encounters", "closest", "collisions"] {
+        assert_eq!(on[k], off[k], "{k}");
+    }
+    assert!(!on["encounters"].as_array().unwrap().is_empty());
+    let (la, lb) = (&on["lookahead"], &off["lookahead"]);
+    assert_eq!(la["syncs"], 15_001);
+    assert_eq!(lb["syncs"], 15_001);
+    assert_eq!(lb["rounds"], 15_001);
+    assert_eq!(lb["off"], "lookahead_max_s is under two sync periods");
+    assert_eq!(la["redone"], 0);
+    assert!(la.get("off").is_none(), "{la}");
+    assert!(la["rounds"].as_u64().unwrap() * 5 < 15_001, "{la}");
+}
