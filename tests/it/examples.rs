@@ -52,6 +52,7 @@ fn every_example_scenario_meets_its_expectations() {
             "montecarlo.toml",
             "motor_failure.toml",
             "px4_sitl.toml",
+            "region64.toml",
             "skeleton.toml",
             "square.toml",
             "swarm.toml"
@@ -60,6 +61,10 @@ fn every_example_scenario_meets_its_expectations() {
     for name in names {
         if name == "swarm.toml" {
             swarm();
+            continue;
+        }
+        if name == "region64.toml" {
+            region64();
             continue;
         }
         if name == "px4_sitl.toml" || name == "ardupilot_json.toml" {
@@ -141,6 +146,34 @@ fn swarm() {
     );
     let closest = j["closest"]["separation_m"].as_f64().unwrap();
     assert!(closest > 2.0 && closest < 4.0, "{closest}");
+}
+
+/// 64 vehicles over 2.8 km: every one lands where it was sent; the three
+/// pairs set to meet pass within proximity, nobody collides; the
+/// lookahead meets in a hundredth of the sync periods.
+fn region64() {
+    let path = format!("{SCENARIOS}/region64.toml");
+    let r = lockstep(&["fly", path.as_str(), "--json", "--isolation", "in-process"]);
+    assert_eq!(r.code(), 0, "region64: {r}");
+    let j: Value = serde_json::from_str(&r.stdout).unwrap();
+    let vehicles = j["vehicles"].as_array().unwrap();
+    assert_eq!(vehicles.len(), 64);
+    for v in vehicles {
+        assert_eq!(v["verdict"]["passed"], true, "{v}");
+    }
+    assert_eq!(j["collisions"], 0);
+    let mut met: Vec<(&str, &str)> = j["encounters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "proximity")
+        .map(|e| (e["a"].as_str().unwrap(), e["b"].as_str().unwrap()))
+        .collect();
+    met.sort();
+    assert_eq!(met, [("v01", "v09"), ("v28", "v36"), ("v46", "v54")]);
+    let l = &j["lookahead"];
+    assert_eq!(l["syncs"], 20_001);
+    assert!(l["rounds"].as_u64().unwrap() < 400, "{l}");
 }
 
 #[test]
