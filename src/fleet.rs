@@ -132,6 +132,9 @@ fn print_text(r: &FleetReport) {
         );
     }
     say!("collisions    {}", r.collisions);
+    for d in &r.dropped_events {
+        say!("dropped       {d}");
+    }
     if let Some(l) = &r.lookahead {
         match &l.stats.off {
             None => say!(

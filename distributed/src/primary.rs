@@ -4,7 +4,9 @@
 //! deadline); it writes the vehicles' logs from the rows the acks carry,
 //! checks the separation at every sync boundary exactly as a run in one
 //! process does, and moves a vehicle whose level changed owner (a transfer
-//! round: the old owner snapshots it, the new one restores it).
+//! round: the old owner snapshots it, the new one restores it). When no
+//! pair can come near, one round steps a stretch of sync periods
+//! (`primary_stretch.rs`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -13,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use lockstep_fleet::FleetScenario;
 use lockstep_fleet::levels::Levels;
+use lockstep_fleet::run::LookaheadStats;
 use lockstep_fleet::run::{log_path, rotor_tip_radius_m};
 use lockstep_fleet::separation::{Closest, Encounter, Separation};
 use lockstep_harness::Micros;
@@ -90,6 +93,13 @@ struct Performer {
     pinned: bool,
     log: Option<LogHandle>,
     row: LogRow,
+    /// Rows received and not yet written (a stretch not yet checked).
+    pending: Vec<LogRow>,
+    /// Its positions at each boundary of the last round.
+    positions: Vec<[f64; 3]>,
+    /// Its speed and acceleration bounds at the boundary.
+    speed_mps: f64,
+    accel_mps2: f64,
     outcome: Option<VehicleOutcome>,
 }
 
@@ -100,6 +110,10 @@ pub struct Primary<L: PrimaryLink> {
     options: PrimaryOptions,
     performers: Vec<Performer>,
     separation: Separation,
+    radii: Vec<f64>,
+    /// Every sync period is checked up to here (a stretch being redone).
+    plain_until: Micros,
+    lookahead: LookaheadStats,
     iteration: u64,
     now: Micros,
     syncs: u64,
@@ -174,6 +188,10 @@ impl<L: PrimaryLink> Primary<L> {
                 pinned: false,
                 log,
                 row: shaped_row(plant),
+                pending: Vec::new(),
+                positions: vec![position],
+                speed_mps: 0.0,
+                accel_mps2: 0.0,
                 outcome: None,
             });
         }
@@ -182,8 +200,16 @@ impl<L: PrimaryLink> Primary<L> {
             .enumerate()
             .map(|(i, p)| (i as u32, p.owner))
             .collect();
+        let lookahead = LookaheadStats {
+            off: (fleet.lookahead.max.0 < 2 * fleet.sync.0)
+                .then(|| "lookahead_max_s is under two sync periods".to_string()),
+            ..LookaheadStats::default()
+        };
         Ok(Primary {
             separation: Separation::new(&radii, fleet.proximity_m),
+            radii,
+            plain_until: Micros(0),
+            lookahead,
             link,
             fleet,
             options,
@@ -227,6 +253,9 @@ impl<L: PrimaryLink> Primary<L> {
             let _ = self.link.broadcast(&Step {
                 iteration: self.iteration + 1,
                 time_us: self.now.0,
+                first_us: self.now.0,
+                keep: false,
+                redo: false,
                 step_us: self.fleet.sync.0,
                 paused: false,
                 affinity: Vec::new(),
@@ -266,10 +295,9 @@ impl<L: PrimaryLink> Primary<L> {
                 .map(|p| p.name.clone())
                 .collect(),
             round_times: self.round_times.clone(),
-            lookahead: lockstep_fleet::run::LookaheadStats {
+            lookahead: LookaheadStats {
                 rounds: self.round_times.len() as u64,
-                redone: 0,
-                off: Some("a distributed run checks every sync period".into()),
+                ..self.lookahead.clone()
             },
         }
     }
@@ -294,6 +322,9 @@ impl<L: PrimaryLink> Primary<L> {
         Step {
             iteration: self.iteration,
             time_us,
+            first_us: time_us,
+            keep: false,
+            redo: false,
             step_us: self.fleet.sync.0,
             paused: self.paused,
             affinity: Vec::new(),
@@ -316,6 +347,12 @@ impl<L: PrimaryLink> Primary<L> {
                 let p = &mut self.performers[r.performer as usize];
                 if !r.can_migrate {
                     p.pinned = true;
+                    if self.lookahead.off.is_none() {
+                        self.lookahead.off = Some(format!(
+                            "vehicle `{}`'s autopilot gives no snapshot (lockstep_autopilot_snapshot)",
+                            p.name
+                        ));
+                    }
                     let line = format!(
                         "vehicle `{}` stays on {}: its autopilot cannot migrate (no \
                          lockstep_autopilot_snapshot)",
@@ -334,6 +371,11 @@ impl<L: PrimaryLink> Primary<L> {
             self.transfers()?;
             if self.now >= end {
                 break;
+            }
+            let periods = self.plan();
+            if periods > 1 {
+                self.stretch(periods, end)?;
+                continue;
             }
             let t = Micros((self.now.0 + self.fleet.sync.0).min(end.0));
             self.iteration += 1;
@@ -525,11 +567,15 @@ impl<L: PrimaryLink> Primary<L> {
         for a in &acks {
             self.take(a)?;
         }
-        if let Some(f) = acks
+        let failure = acks
             .iter()
             .filter_map(|a| a.failure.as_ref())
-            .min_by_key(|f| f.performer)
-        {
+            .min_by_key(|f| f.performer);
+        // A stretch's rows wait for its check; a failure's are the run's.
+        if !step.keep || failure.is_some() {
+            self.write_pending()?;
+        }
+        if let Some(f) = failure {
             return Err(PrimaryError::Vehicle(f.message.clone(), f.status));
         }
         Ok(acks)
@@ -546,7 +592,12 @@ impl<L: PrimaryLink> Primary<L> {
                 )));
             };
             p.position = r.position_ned_m;
-            if r.row_count == 0 {
+            p.positions.clone_from(&r.positions);
+            if r.state.is_none() {
+                p.speed_mps = r.speed_mps;
+                p.accel_mps2 = r.accel_mps2;
+            }
+            if r.row_count == 0 || p.log.is_none() {
                 continue;
             }
             let mut reader = Reader::new(&r.rows);
@@ -554,8 +605,19 @@ impl<L: PrimaryLink> Primary<L> {
                 p.row.load(&mut reader).map_err(|e| {
                     PrimaryError::Protocol(format!("the rows of vehicle `{}`: {e}", p.name))
                 })?;
-                if let Some((log, _)) = &mut p.log {
-                    log.write(&p.row).map_err(|e| PrimaryError::Log {
+                p.pending.push(p.row.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the rows received and not yet written.
+    fn write_pending(&mut self) -> Result<(), PrimaryError> {
+        for p in &mut self.performers {
+            let rows = std::mem::take(&mut p.pending);
+            if let Some((log, _)) = &mut p.log {
+                for row in &rows {
+                    log.write(row).map_err(|e| PrimaryError::Log {
                         path: log.path().display().to_string(),
                         reason: e.to_string(),
                     })?;
@@ -578,6 +640,9 @@ impl<L: PrimaryLink> Primary<L> {
             .collect()
     }
 }
+
+#[path = "primary_stretch.rs"]
+mod stretch;
 
 #[cfg(test)]
 #[path = "primary_tests.rs"]

@@ -68,6 +68,10 @@ impl Scripted {
                 Report {
                     performer: p,
                     position_ned_m: [north, 0.0, 0.0],
+                    positions: vec![[north, 0.0, 0.0]],
+                    // A bound no stretch fits in: every round one period.
+                    speed_mps: 0.0,
+                    accel_mps2: 1e12,
                     rows: Vec::new(),
                     row_count: 0,
                     state: step.release.contains(&p).then(|| vec![7, p as u8]),

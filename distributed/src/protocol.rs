@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// The protocol's version: both sides must speak the same.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// A collision found at the last boundary, to act on both vehicles before
 /// they step on.
@@ -39,6 +39,15 @@ pub struct Step {
     /// Step every vehicle owned through this boundary (a transfer round
     /// repeats the last one: nothing steps).
     pub time_us: u64,
+    /// The first boundary of the round: a stretch steps through every
+    /// sync period from here to `time_us`, each vehicle's position kept at
+    /// each (equal to `time_us`: one boundary).
+    pub first_us: u64,
+    /// Snapshot every vehicle before stepping: the stretch may be redone.
+    pub keep: bool,
+    /// Restore every vehicle to its snapshot of the last round (its rows
+    /// since dropped) before acting: that stretch is being redone.
+    pub redo: bool,
     /// The sync period.
     pub step_us: u64,
     pub paused: bool,
@@ -63,6 +72,13 @@ pub struct Report {
     pub performer: u32,
     /// Its position (NED, m) at the boundary.
     pub position_ned_m: [f64; 3],
+    /// Its position at each boundary of the round (a stretch), the last
+    /// one `position_ned_m`.
+    pub positions: Vec<[f64; 3]>,
+    /// Its speed and acceleration bounds at the boundary (see
+    /// `lockstep_harness::engine::Reach`).
+    pub speed_mps: f64,
+    pub accel_mps2: f64,
     /// The log rows since the last ack, encoded (see `lockstep_harness::io::persist`).
     pub rows: Vec<u8>,
     pub row_count: u32,
@@ -158,6 +174,9 @@ mod tests {
             performers: vec![Report {
                 performer: 3,
                 position_ned_m: [1.0, -2.0, -10.0],
+                positions: vec![[1.0, -2.0, -10.0]],
+                speed_mps: 0.5,
+                accel_mps2: 40.0,
                 rows: vec![1, 2, 3],
                 row_count: 1,
                 state: None,

@@ -1,6 +1,8 @@
 //! A secondary: builds and steps the vehicles the primary gives it, and
 //! answers every step with their positions and log rows (and, for a
-//! vehicle leaving it, its whole state).
+//! vehicle leaving it, its whole state). A stretch of sync periods is
+//! stepped in one round, each vehicle snapshot first and its position
+//! kept at every boundary; the primary may have it redone.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -38,6 +40,10 @@ pub struct Secondary<L: SecondaryLink> {
     autopilot: PathBuf,
     isolation: Isolation,
     engines: BTreeMap<u32, Engine>,
+    /// Each vehicle's snapshot before the last stretch (to redo it).
+    kept: BTreeMap<u32, Vec<u8>>,
+    /// Each vehicle's position at every boundary of the last step.
+    positions: BTreeMap<u32, Vec<[f64; 3]>>,
     /// Steps answered.
     pub rounds: u64,
     /// The last step's iteration.
@@ -61,6 +67,8 @@ impl<L: SecondaryLink> Secondary<L> {
             autopilot,
             isolation,
             engines: BTreeMap::new(),
+            kept: BTreeMap::new(),
+            positions: BTreeMap::new(),
             rounds: 0,
             last: None,
         }
@@ -136,6 +144,8 @@ impl<L: SecondaryLink> Secondary<L> {
         for (&p, e) in &mut self.engines {
             let x = e.state();
             let position = [x[0], x[1], x[2]];
+            let positions = self.positions.remove(&p).unwrap_or_else(|| vec![position]);
+            let reach = e.reach();
             let rows = e.take_rows();
             let mut bytes = Vec::new();
             for r in &rows {
@@ -164,6 +174,9 @@ impl<L: SecondaryLink> Secondary<L> {
             performers.push(Report {
                 performer: p,
                 position_ned_m: position,
+                positions,
+                speed_mps: reach.speed_mps,
+                accel_mps2: reach.accel_mps2,
                 rows: bytes,
                 row_count: rows.len() as u32,
                 state: None,
@@ -175,6 +188,9 @@ impl<L: SecondaryLink> Secondary<L> {
             performers.push(Report {
                 performer: p,
                 position_ned_m: position,
+                positions: vec![position],
+                speed_mps: 0.0,
+                accel_mps2: 0.0,
                 rows: Vec::new(),
                 row_count: 0,
                 state: Some(state),
@@ -202,6 +218,18 @@ impl<L: SecondaryLink> Secondary<L> {
         me: u32,
         released: &mut BTreeMap<u32, (Vec<u8>, [f64; 3])>,
     ) -> Result<(), (u32, EngineError)> {
+        self.positions.clear();
+        // A stretch redone starts from the snapshots taken before it; any
+        // other step confirms the last one.
+        let kept = std::mem::take(&mut self.kept);
+        if step.redo {
+            for (p, state) in &kept {
+                if let Some(e) = self.engines.get_mut(p) {
+                    e.restore(state).map_err(|err| (*p, err))?;
+                    e.take_rows();
+                }
+            }
+        }
         let arriving: Vec<u32> = step
             .arrivals
             .iter()
@@ -237,11 +265,27 @@ impl<L: SecondaryLink> Secondary<L> {
             self.engines.insert(a.performer, e);
         }
         if !step.paused && !step.stop {
-            let t = Micros(step.time_us);
+            let last = Micros(step.time_us);
+            let period = step.step_us.max(1);
             for (&p, e) in &mut self.engines {
-                while e.next_time().is_some_and(|n| n <= t) {
-                    e.step().map_err(|err| (p, err))?;
+                if step.keep {
+                    let state = e.snapshot().map_err(|err| (p, err))?;
+                    self.kept.insert(p, state);
                 }
+                let mut at = Vec::new();
+                let mut t = Micros(step.first_us.min(step.time_us));
+                loop {
+                    while e.next_time().is_some_and(|n| n <= t) {
+                        e.step().map_err(|err| (p, err))?;
+                    }
+                    let x = e.state();
+                    at.push([x[0], x[1], x[2]]);
+                    if t >= last {
+                        break;
+                    }
+                    t = Micros((t.0 + period).min(last.0));
+                }
+                self.positions.insert(p, at);
             }
         }
         Ok(())

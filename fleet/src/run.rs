@@ -273,40 +273,20 @@ impl Fleet {
             return Ok(None);
         };
         self.stats.rounds += 1;
-        let (periods, cap_s) = self.horizon();
+        let periods = self.horizon();
         if periods > 1 {
-            return self.step_ahead(periods, cap_s);
+            return self.step_ahead(periods);
         }
         self.step_plain(t)
     }
 
-    /// The sync periods the next round may cover (1: the next boundary),
-    /// and the longest stretch, s, the reach it was planned with holds
-    /// for. Drag grows with the speed a stretch allows, so a shorter
-    /// stretch has a smaller bound: the longest stretch, then a half, a
-    /// quarter and an eighth of it are tried, each granted at most itself.
-    fn horizon(&self) -> (u64, f64) {
+    /// The sync periods the next round may cover (1: the next boundary).
+    fn horizon(&self) -> u64 {
         if self.syncs == 0 || self.stats.off.is_some() || self.now < self.plain_until {
-            return (1, 0.0);
+            return 1;
         }
-        let mut best = (1, 0.0);
-        for halving in 0..4 {
-            let cap = Micros(self.lookahead.max.0 >> halving);
-            if cap.0 < 2 * self.sync.0 {
-                break;
-            }
-            let cap_s = cap.0 as f64 * 1e-6;
-            let reach: Vec<Reach> = self.engines.iter().map(|e| e.reach(cap_s)).collect();
-            let settings = LookaheadSettings {
-                max: cap,
-                ..self.lookahead
-            };
-            let periods = horizon(&reach, &self.radii, &settings, self.sync, None);
-            if periods > best.0 {
-                best = (periods, cap_s);
-            }
-        }
-        best
+        let reach: Vec<Reach> = self.engines.iter().map(Engine::reach).collect();
+        horizon(&reach, &self.radii, &self.lookahead, self.sync)
     }
 
     /// The boundaries of a stretch of `periods` sync periods from now (the
@@ -331,7 +311,7 @@ impl Fleet {
     /// in order and every position checked against its reach. Kept, the
     /// rows are written; broken, every vehicle is restored and the stretch
     /// is stepped again one sync period at a time.
-    fn step_ahead(&mut self, periods: u64, cap_s: f64) -> Result<Option<Micros>, FleetError> {
+    fn step_ahead(&mut self, periods: u64) -> Result<Option<Micros>, FleetError> {
         let times = self.stretch(periods);
         let start = self.now;
         let names = &self.names;
@@ -350,7 +330,7 @@ impl Fleet {
                             source,
                         }
                     };
-                    let reach = e.reach(cap_s);
+                    let reach = e.reach();
                     let state = match e.snapshot() {
                         Ok(s) => s,
                         Err(err) => return Err(fail(e, err)),

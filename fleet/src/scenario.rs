@@ -83,6 +83,9 @@ pub struct FleetScenario {
     pub levels: Levels,
     /// How far ahead the fleet may step between checks.
     pub lookahead: LookaheadSettings,
+    /// Events dropped because the run was shortened on the command line
+    /// (each shared one once, a vehicle's own under its entry).
+    pub dropped_events: Vec<String>,
 }
 
 /// One vehicle of a fleet.
@@ -162,6 +165,7 @@ impl FleetScenario {
             _ => 0,
         };
         let dir = path.parent().unwrap_or(Path::new("."));
+        let mut dropped_events: Vec<String> = Vec::new();
         let mut vehicles: Vec<FleetVehicle> = Vec::with_capacity(entries.len());
         for (i, entry) in entries.into_iter().enumerate() {
             let at = |k: &str| format!("vehicles[{i}].{k}");
@@ -216,10 +220,32 @@ impl FleetScenario {
                 }
             }
             t.insert("vehicle".into(), toml::Value::Table(entry));
-            // Its errors are located in the fleet file, at its own keys.
-            let mut scenario =
-                Scenario::from_table(t, path, &Source::unlocated(source.label.clone()))
-                    .map_err(|e| relabel(e, &source, i, shared_events))?;
+            // Its errors are located in the fleet file, at its own keys;
+            // the keys set on the command line stay known as such (a run
+            // shortened there drops the events past its end).
+            let own = Source {
+                unlocated: source.unlocated.clone(),
+                ..Source::unlocated(source.label.clone())
+            };
+            let mut scenario = Scenario::from_table(t, path, &own)
+                .map_err(|e| relabel(e, &source, i, shared_events))?;
+            // The events dropped, named as the file has them: a shared one
+            // once, a vehicle's own under its entry.
+            for d in &scenario.dropped_events {
+                let named = match d
+                    .strip_prefix("events[")
+                    .and_then(|r| r.split_once(']'))
+                    .and_then(|(k, rest)| Some((k.parse::<usize>().ok()?, rest)))
+                {
+                    Some((k, rest)) if k >= shared_events => {
+                        format!("vehicles[{i}].events[{}]{rest}", k - shared_events)
+                    }
+                    _ => d.clone(),
+                };
+                if !dropped_events.contains(&named) {
+                    dropped_events.push(named);
+                }
+            }
             scenario.seed = RngStreams::new(scenario.seed).member_seed("fleet.vehicle", &name);
             // Its own events are named where the file has them.
             for (k, key) in scenario
@@ -282,6 +308,7 @@ impl FleetScenario {
         Ok(FleetScenario {
             levels,
             lookahead,
+            dropped_events,
             file: path.to_path_buf(),
             description: first.description.clone(),
             seed: master,

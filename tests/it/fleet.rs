@@ -393,3 +393,44 @@ fn a_vehicles_log_over_one_of_its_inputs_is_refused() {
     );
     assert_eq!(std::fs::read(&mission).unwrap(), before);
 }
+
+#[test]
+fn a_fleet_shortened_on_the_command_line_drops_the_events_past_its_end() {
+    let dir = TempDir::new("fleet_shortened");
+    let own = "[[vehicles.events]]\nat_s = 15.0\naction = \"land\"\n";
+    let scenario = head_on(dir.path(), own);
+    let s = scenario.to_str().unwrap();
+    // In the file itself, an event past the end is an error.
+    let text = std::fs::read_to_string(&scenario).unwrap();
+    let short = dir.join("short.toml");
+    std::fs::write(
+        &short,
+        text.replace("duration_s = 20.0", "duration_s = 0.8"),
+    )
+    .unwrap();
+    let r = lockstep(&["fly", short.to_str().unwrap()]);
+    assert_eq!(r.code(), 2, "{r}");
+    assert!(
+        r.stderr
+            .contains("events[1].at_s`: must be in [0, 0.8], is 1"),
+        "{r}"
+    );
+    let r = lockstep(&[
+        "fly",
+        s,
+        "--duration",
+        "0.8",
+        "--json",
+        "--isolation",
+        "in-process",
+    ]);
+    assert_eq!(r.code(), 0, "{r}");
+    let j: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        j["dropped_events"],
+        serde_json::json!([
+            "events[1] (mission_start at t = 1.000000 s): after the shortened run's end at t = 0.800000 s",
+            "vehicles[1].events[0] (land at t = 15.000000 s): after the shortened run's end at t = 0.800000 s"
+        ])
+    );
+}

@@ -2,12 +2,15 @@
 //! when no pair can come near change no bit of the run (logs, encounters,
 //! verdicts), and a vehicle pushed beyond what its spec allows makes its
 //! stretch be redone, again to the same bits as the run checked at every
-//! sync period.
+//! sync period: in one process and across a primary and its secondaries.
 
 use std::path::{Path, PathBuf};
 
+use std::time::Duration;
+
 use crate::common::{BUNDLED, LOCKSTEP, TempDir, examples};
 use lockstep_abi::Isolation;
+use lockstep_distributed::{PrimaryOptions, run_local};
 use lockstep_fleet::run::log_path;
 use lockstep_fleet::{Fleet, FleetScenario, FleetSummary};
 use lockstep_harness::engine::RunOptions;
@@ -116,6 +119,44 @@ fn a_push_beyond_the_spec_redoes_the_stretch_and_changes_no_bit() {
         ahead.lookahead,
         ahead.syncs
     );
+}
+
+#[test]
+fn secondaries_redo_a_pushed_stretch_to_the_plain_runs_bits() {
+    let dir = TempDir::new("lookahead-push-distributed");
+    let push = "[[vehicles.events]]\nat_s = 6.0\naction = \"push\"\nforce_ned_n = [0.0, -1000.0, 0.0]\n\
+                [[vehicles.events]]\nat_s = 6.3\naction = \"push\"\nforce_ned_n = [0.0, 0.0, 0.0]\n";
+    // Two levels, a vehicle in each: the pair's secondaries differ.
+    let levels =
+        "level_grid = { north_m = [-50.0, 50.0], east_m = [-20.0, 50.0], rows = 1, columns = 2 }";
+    let off = dir.join("off");
+    let (fs, plain) = fly(&pair(dir.path(), "lookahead_max_s = 0", push), &off);
+    let ahead = FleetScenario::load(pair(dir.path(), levels, push)).unwrap();
+    let many = dir.join("many");
+    let out = run_local(
+        &ahead,
+        2,
+        &Isolation::InProcess,
+        PrimaryOptions {
+            log_dir: Some(many.clone()),
+            autopilot: PathBuf::from(BUNDLED),
+            step_deadline: Duration::from_secs(60),
+        },
+    )
+    .unwrap();
+    for v in &fs.vehicles {
+        let (a, b) = (log_path(&off, &v.name), log_path(&many, &v.name));
+        assert!(
+            std::fs::read(a).unwrap() == std::fs::read(b).unwrap(),
+            "{}'s logs differ",
+            v.name
+        );
+    }
+    assert_eq!(out.encounters, plain.encounters);
+    assert_eq!(out.closest, plain.closest);
+    assert_eq!((out.collisions, out.syncs), (1, plain.syncs));
+    assert!(out.lookahead.redone >= 1, "{:?}", out.lookahead);
+    assert!(out.lookahead.rounds * 3 < out.syncs, "{:?}", out.lookahead);
 }
 
 #[test]

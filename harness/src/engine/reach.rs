@@ -1,18 +1,24 @@
-//! How far a vehicle can go: its speed now and a bound on its acceleration
-//! from its spec (every rotor at the most thrust its batteries can drive,
-//! gravity, drag at a generous air speed, the external force held on it),
-//! for a fleet's lookahead. A bound, not a prediction: the fleet checks
-//! every position against it after the stretch it granted, and redoes a
-//! stretch that broke it.
+//! How far a vehicle can go: a bound on its speed and on its acceleration
+//! from its spec, for a fleet's lookahead. A bound, not a prediction: the
+//! fleet checks every position against it after the stretch it granted,
+//! and redoes a stretch that broke it.
+//!
+//! Drag only ever slows the vehicle relative to the air (the force
+//! opposes the air-relative velocity through a positive semi-definite
+//! matrix), so the air-relative speed grows only by the other forces:
+//! every rotor at the most thrust its batteries can drive, gravity and an
+//! external force held on it. With the wind within a margin of what it is
+//! now, the ground speed stays under |v − w| + |w| + 2 × margin plus what
+//! those forces add.
 
 use super::Engine;
 
-/// Air speed, m/s, the drag bound allows beyond the vehicle's own speed
-/// and the wind now: gusts and turbulence to come.
-pub const WIND_MARGIN_MPS: f64 = 10.0;
+/// How far, m/s, the wind may move from what it is now during a stretch:
+/// gusts and turbulence to come.
+pub const WIND_MARGIN_MPS: f64 = 5.0;
 
-/// Thrust allowed beyond a rotor's at the full batteries' no-load speed
-/// (ground effect, a rotor windmilling faster), as a factor.
+/// Thrust allowed beyond a rotor's steady state at full command and the
+/// batteries' full voltage (ground effect, a rotor windmilling), a factor.
 pub const THRUST_MARGIN: f64 = 1.5;
 
 /// Air density the thrust bound assumes at least, kg/m³ (cold air at sea
@@ -37,12 +43,11 @@ impl Reach {
 
     /// How far `p` is from its position, m.
     pub fn moved(&self, p: [f64; 3]) -> f64 {
-        let d = [
+        norm([
             p[0] - self.position_ned_m[0],
             p[1] - self.position_ned_m[1],
             p[2] - self.position_ned_m[2],
-        ];
-        (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt()
+        ])
     }
 }
 
@@ -51,46 +56,33 @@ fn norm(v: [f64; 3]) -> f64 {
 }
 
 impl Engine {
-    /// The vehicle's reach over stretches of at most `horizon_s` seconds.
-    pub fn reach(&self, horizon_s: f64) -> Reach {
+    /// The vehicle's reach from where it is now.
+    pub fn reach(&self) -> Reach {
         let p = &self.vehicle.physics;
         let plant = &p.plant;
         let x = &p.x;
         let m = plant.mass_kg;
-        let speed = norm([x[3], x[4], x[5]]);
-        // Thrust: the bus can drive no rotor past the batteries' full EMF
-        // over the back-EMF constant (every pack counted, as if in series).
+        // Thrust: each rotor's steady state at full command on the
+        // batteries' full EMF (every pack counted, as if in series).
         let bus_v: f64 = plant
             .batteries
             .iter()
             .map(|b| b.emf(1.0, 0.0).max(b.nominal_voltage_v))
             .sum();
-        let w_max = bus_v / plant.motor.ke();
         let rho = self
             .vehicle
             .outputs
             .air_density_kgpm3
             .max(MAX_DENSITY_KGPM3);
-        let rotor_n = plant.propeller.thrust(w_max, rho, 0.0);
+        let rotor_n = plant.steady_state_thrust_n(1.0, bus_v, rho);
         let thrust = THRUST_MARGIN * rotor_n * plant.rotors.len() as f64 / m;
-        let gravity = plant.gravity_mps2();
         let external = p.inputs.external_force_ned_n.map_or(0.0, |f| norm(f) / m);
-        // Drag at the most air speed the stretch allows: the speed now,
-        // what thrust and gravity can add, the wind now and a margin.
-        let air = speed
-            + (thrust + gravity + external) * horizon_s
-            + norm(self.world.wind_now)
-            + norm(self.wind_offset)
-            + WIND_MARGIN_MPS;
-        let mut drag = 0.0;
-        for c in 0..3 {
-            drag +=
-                (plant.linear_drag_ns_per_m[c] + plant.quadratic_drag_ns2_per_m2[c] * air) * air;
-        }
+        let w = p.inputs.wind_ned_mps;
+        let air = norm([x[3] - w[0], x[4] - w[1], x[5] - w[2]]);
         Reach {
             position_ned_m: [x[0], x[1], x[2]],
-            speed_mps: speed,
-            accel_mps2: thrust + gravity + external + drag / m,
+            speed_mps: air + norm(w) + 2.0 * WIND_MARGIN_MPS,
+            accel_mps2: thrust + plant.gravity_mps2() + external,
         }
     }
 }

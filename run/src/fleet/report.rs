@@ -112,6 +112,9 @@ pub struct FleetReport {
     pub encounters_dropped: u64,
     pub closest: Option<EncounterReport>,
     pub collisions: usize,
+    /// Events dropped because the run was shortened on the command line.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dropped_events: Vec<String>,
     /// The sync boundaries the vehicles met at, and what the lookahead
     /// did: rounds (barriers, or rounds between a primary and its
     /// secondaries) and stretches redone (absent when the run did not end).
@@ -235,6 +238,7 @@ impl FleetReport {
                 .closest
                 .map(|c| encounter(c.time.0, "closest", c.a, c.b, c.separation_m)),
             collisions: r.collisions,
+            dropped_events: fs.dropped_events.clone(),
             lookahead: (outcome == Outcome::Completed).then(|| LookaheadReport {
                 syncs: r.syncs,
                 stats: r.lookahead.clone(),

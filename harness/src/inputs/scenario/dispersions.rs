@@ -89,7 +89,7 @@ pub(super) fn dispersions(
             r
         }
     };
-    let end_s = duration.0 as f64 * 1e-6;
+    let end_s = duration.0 as f64 / 1e6;
     let window = match m.motor_failure_window_s {
         None => [0.0, end_s],
         Some(w) => {

@@ -26,7 +26,7 @@ pub(super) fn event(
     key: &dyn Fn(&str) -> String,
     end: Micros,
 ) -> Result<Event, KeyError> {
-    let end_s = end.0 as f64 * 1e-6;
+    let end_s = end.0 as f64 / 1e6;
     let trigger = match (e.at_s, e.at_us, &e.when) {
         (Some(s), None, None) => Trigger::At(duration(&key("at_s"), s, end_s)?),
         (None, Some(us), None) => {

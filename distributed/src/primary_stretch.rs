@@ -1,0 +1,132 @@
+//! The primary's lookahead: from every vehicle's reach (the speed and
+//! acceleration bounds its secondary reports each round), a round steps a
+//! stretch of sync periods when no pair can come near
+//! (`lockstep_fleet::lookahead`). A vehicle that leaves its level's grown
+//! box during a stretch moves to its new secondary after it, as after any
+//! round: where a vehicle runs never changes what it computes. The
+//! separation is then observed at each boundary of the stretch from the
+//! positions the acks carry, exactly as at every sync period, and the
+//! stretch's rows are written; a stretch that broke a vehicle's reach or
+//! held a collision before its end is redone from the secondaries'
+//! snapshots at the plain period (its rows dropped).
+
+use std::time::Instant;
+
+use lockstep_fleet::lookahead::{horizon, out_of_reach};
+use lockstep_harness::Micros;
+use lockstep_harness::engine::Reach;
+
+use super::{Primary, PrimaryError};
+use crate::link::PrimaryLink;
+use crate::protocol::Collision;
+
+impl<L: PrimaryLink> Primary<L> {
+    /// The sync periods the next round may cover (1: the next boundary).
+    pub(super) fn plan(&self) -> u64 {
+        if self.lookahead.off.is_some() || self.now < self.plain_until {
+            return 1;
+        }
+        horizon(
+            &self.reach(),
+            &self.radii,
+            &self.fleet.lookahead,
+            self.fleet.sync,
+        )
+    }
+
+    /// Every vehicle's reach from its last position.
+    fn reach(&self) -> Vec<Reach> {
+        self.performers
+            .iter()
+            .map(|p| Reach {
+                position_ned_m: p.position,
+                speed_mps: p.speed_mps,
+                accel_mps2: p.accel_mps2,
+            })
+            .collect()
+    }
+
+    /// One round through `periods` sync periods (the end the last boundary
+    /// at most), checked; redone at the plain period when it broke.
+    pub(super) fn stretch(&mut self, periods: u64, end: Micros) -> Result<(), PrimaryError> {
+        let start = self.now;
+        let sync = self.fleet.sync.0;
+        let mut times: Vec<Micros> = Vec::with_capacity(periods as usize);
+        for k in 1..=periods {
+            let t = Micros((start.0 + k * sync).min(end.0));
+            if times.last() != Some(&t) {
+                times.push(t);
+            }
+        }
+        let reach = self.reach();
+        let last = *times.last().expect("a stretch has a boundary");
+        self.iteration += 1;
+        let mut step = self.step_message(last.0);
+        step.first_us = times[0].0;
+        step.keep = true;
+        step.collisions = std::mem::take(&mut self.collisions);
+        step.arrivals = std::mem::take(&mut self.arrivals);
+        step.affinity = std::mem::take(&mut self.affinity);
+        let started = Instant::now();
+        self.round(step)?;
+        self.round_times.push(started.elapsed());
+        if let Some(p) = self
+            .performers
+            .iter()
+            .find(|p| p.positions.len() != times.len())
+        {
+            return Err(PrimaryError::Protocol(format!(
+                "vehicle `{}` came back with {} positions for a stretch of {} boundaries",
+                p.name,
+                p.positions.len(),
+                times.len()
+            )));
+        }
+        let before = self.separation.checkpoint();
+        let mut kept = true;
+        let mut collided = Vec::new();
+        for (k, t) in times.iter().enumerate() {
+            let positions: Vec<[f64; 3]> = self.performers.iter().map(|p| p.positions[k]).collect();
+            let elapsed_s = (t.0 - start.0) as f64 * 1e-6;
+            if out_of_reach(&reach, &positions, elapsed_s).is_some() {
+                kept = false;
+                break;
+            }
+            collided = self.separation.observe(*t, &positions);
+            if !collided.is_empty() && k + 1 < times.len() {
+                kept = false;
+                break;
+            }
+        }
+        if kept {
+            self.write_pending()?;
+            self.now = last;
+            self.syncs += times.len() as u64;
+            self.collisions = collided
+                .into_iter()
+                .map(|(a, b, d)| Collision {
+                    a: a as u32,
+                    b: b as u32,
+                    separation_m: d,
+                })
+                .collect();
+            return Ok(());
+        }
+        // Broken: back to the snapshots, one sync period at a time to the
+        // stretch's end.
+        self.separation.rewind(before);
+        for p in &mut self.performers {
+            p.pending.clear();
+        }
+        self.lookahead.redone += 1;
+        self.plain_until = last;
+        self.iteration += 1;
+        let mut redo = self.step_message(times[0].0);
+        redo.redo = true;
+        let started = Instant::now();
+        self.round(redo)?;
+        self.round_times.push(started.elapsed());
+        self.boundary(times[0]);
+        Ok(())
+    }
+}
