@@ -24,7 +24,10 @@ pub enum WorkersArg {
 }
 
 #[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct MonteCarloArgs {
+    #[command(subcommand)]
+    action: Option<MonteCarloAction>,
     /// The scenario and its overrides; `--seed` is the batch's master seed.
     #[command(flatten)]
     flight: ScenarioArgs,
@@ -34,8 +37,14 @@ pub struct MonteCarloArgs {
     /// Fly run K of the batch again, alone, as `lockstep fly` with the
     /// run's draw as --set overrides (printed, so anyone can type it):
     /// its log, plots, viewer and summary in <OUT>/run-K.
-    #[arg(long, value_name = "K", conflicts_with_all = ["runs", "jobs", "workers", "run_timeout"])]
+    #[arg(long, value_name = "K", conflicts_with_all = ["runs", "jobs", "workers", "run_timeout", "shard"])]
     rerun: Option<u64>,
+    /// Fly only shard K of M (K from 1): an equal share of the runs, in
+    /// order, with the whole batch's draws; --out gets its runs.csv,
+    /// rows.json and summary.json (no figures: `montecarlo merge` draws
+    /// the whole batch).
+    #[arg(long, value_name = "K/M", value_parser = batch::shard::Shard::parse)]
+    shard: Option<batch::shard::Shard>,
     /// Runs flown at once [default: the number of cores].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
     jobs: Option<u64>,
@@ -60,9 +69,40 @@ pub struct MonteCarloArgs {
     quiet: bool,
 }
 
+/// `lockstep montecarlo merge`.
+#[derive(Debug, clap::Subcommand)]
+enum MonteCarloAction {
+    /// Joins the shards of one batch (`montecarlo --shard K/M` out
+    /// directories) into the batch's runs.csv, summary.json, figures and
+    /// page, as one batch would have written them; refuses shards of
+    /// another batch, overlapping or missing ones.
+    Merge {
+        /// The shards' out directories.
+        #[arg(required = true)]
+        shards: Vec<PathBuf>,
+        /// The directory written.
+        #[arg(long, default_value = "montecarlo")]
+        out: PathBuf,
+        /// Print nothing but errors.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+}
+
 /// `lockstep montecarlo`.
 pub fn command(a: MonteCarloArgs) -> ExitCode {
     let verb = "montecarlo";
+    if let Some(MonteCarloAction::Merge { shards, out, quiet }) = a.action {
+        return match batch::merge(&shards, &out) {
+            Ok(b) => {
+                if !quiet {
+                    say!("merged        {} shards", shards.len());
+                }
+                summary(verb, &b, b.report.runs as u64, quiet)
+            }
+            Err(e) => crate::refused("montecarlo merge", &e),
+        };
+    }
     let (scenario, autopilot, overrides) = match a.flight.resolve() {
         Ok(v) => v,
         Err(e) => return crate::refuse(verb, &e),
@@ -85,6 +125,7 @@ pub fn command(a: MonteCarloArgs) -> ExitCode {
         out: a.out,
         worker_program: std::env::current_exe().ok(),
         worker_args: Vec::new(),
+        shard: a.shard,
     };
     let (runs, jobs, workers, quiet) = (request.runs, request.jobs, request.workers, a.quiet);
     let shown = request.scenario.display().to_string();
@@ -98,6 +139,17 @@ pub fn command(a: MonteCarloArgs) -> ExitCode {
             prepared.master_seed(),
             workers.name()
         );
+        if let Some(s) = a.shard {
+            let r = s.range(runs);
+            say!(
+                "shard         {}/{}: runs {} to {} ({} runs)",
+                s.index,
+                s.of,
+                r.start,
+                r.end.saturating_sub(1),
+                r.end - r.start
+            );
+        }
     }
     // SIGINT/SIGTERM: no new run starts; the rows done are written, the
     // others say why they were not flown (a second signal more than 2 s later
@@ -114,6 +166,11 @@ pub fn command(a: MonteCarloArgs) -> ExitCode {
             warn!("  {n}/{runs} runs");
         }
     });
+    summary(verb, &b, runs, quiet)
+}
+
+/// The batch's figures printed; its exit status.
+fn summary(verb: &str, b: &batch::Batch, runs: u64, quiet: bool) -> ExitCode {
     let r = &b.report;
     if !quiet {
         say!(

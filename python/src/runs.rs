@@ -269,6 +269,7 @@ pub fn _montecarlo<'py>(
         out,
         worker_program: Some(program),
         worker_args,
+        shard: None,
     };
     let (batch, caught) = interruptible(py, |flag, progress| {
         let prepared = lockstep_run::batch::prepare(request)?;

@@ -15,6 +15,8 @@ macro_rules! examples {
 
 /// Every example file, by its path under `examples/`.
 pub const EXAMPLES: &[(&str, &[u8])] = examples![
+    "batch/montecarlo-k8s.yaml",
+    "batch/montecarlo-slurm.sh",
     "cosim/c_wind.toml",
     "cosim/missions/alpha.waypoints",
     "cosim/missions/bravo.waypoints",
@@ -194,7 +196,7 @@ mod tests {
 
     /// The extensions of the files an example is made of (built FMUs and
     /// other artefacts in the tree are not examples).
-    const KINDS: [&str; 4] = ["toml", "waypoints", "plan", "py"];
+    const KINDS: [&str; 6] = ["toml", "waypoints", "plan", "py", "sh", "yaml"];
 
     /// The list is the tree's: every example file is carried.
     #[test]

@@ -42,6 +42,7 @@ mod loading;
 mod migration_abi;
 mod missions_abroad;
 mod montecarlo;
+mod montecarlo_shards;
 mod offboard;
 mod orchestrate;
 mod orchestrate_processes;

@@ -10,17 +10,20 @@
 //! - [`report`]: the rows as CSV, and their aggregate statistics.
 //! - [`worker`]: the entry point of a worker process (`lockstep
 //!   montecarlo-run`), and the line its row is printed on.
+//! - [`shard`]: a batch split over machines (`--shard K/M`) and joined
+//!   again ([`merge`]).
 
 mod draw;
 mod fly;
 mod pool;
 pub mod report;
 pub mod rerun;
+pub mod shard;
 #[cfg(test)]
 mod tests;
 pub mod worker;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -94,6 +97,8 @@ pub struct BatchRequest {
     /// launcher, such as the Python interpreter running lockstep's
     /// extension module, which calls [`worker::main`]).
     pub worker_args: Vec<std::ffi::OsString>,
+    /// Fly only this shard's runs (their draws those of the whole batch).
+    pub shard: Option<shard::Shard>,
 }
 
 /// A batch's summary (`summary.json`).
@@ -121,6 +126,10 @@ pub struct BatchReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_class: Option<ErrorClass>,
     pub exit_status: u8,
+    /// The shard of a batch this is (`--shard K/M`): its statistics are
+    /// its runs' only, and `montecarlo merge` joins the shards.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<shard::ShardInfo>,
     /// Outputs that could not be written (the CSV, the summary, the
     /// histograms).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -149,11 +158,45 @@ pub struct PreparedBatch {
     scenario: Scenario,
     draws: Vec<Draw>,
     rotors: usize,
+    shard: Option<shard::ShardInfo>,
 }
 
 /// Loads the scenario, checks its `[montecarlo]` section, the library
 /// (threads need a re-entrant one), the outputs; draws every run.
 pub fn prepare(request: BatchRequest) -> Result<PreparedBatch, RunError> {
+    check_workers(&request)?;
+    prepare_outputs(request)
+}
+
+/// Joins the shards in `dirs` into one batch in `out` (see [`shard`]).
+pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Batch, RunError> {
+    let (request, rows, wall) = shard::joined(dirs, out)?;
+    Ok(prepare_outputs(request)?.finish(rows, wall, 0))
+}
+
+/// The workers can fly the batch (threads need a re-entrant library, and
+/// processes a program).
+fn check_workers(request: &BatchRequest) -> Result<(), RunError> {
+    let config = RunError::configuration;
+    match request.workers {
+        Workers::Threads => match lockstep_abi::AutopilotLibrary::load(&request.autopilot) {
+            Ok(lib) if lib.is_reentrant() => Ok(()),
+            Ok(_) => Err(config(format!(
+                "--workers threads: {} is not re-entrant (its capabilities lack \
+                 LOCKSTEP_AP_CAP_REENTRANT); use --workers processes",
+                request.autopilot.display()
+            ))),
+            Err(e) => Err(config(e.to_string())),
+        },
+        Workers::Processes if request.worker_program.is_none() => Err(config(
+            "--workers processes: no worker program was given (the lockstep executable)".into(),
+        )),
+        Workers::Processes => Ok(()),
+    }
+}
+
+/// The scenario, its draws (the shard's), the outputs checked.
+fn prepare_outputs(request: BatchRequest) -> Result<PreparedBatch, RunError> {
     let config = RunError::configuration;
     let s = Scenario::load_with(&request.scenario, &request.overrides)
         .map_err(|e| config(e.to_string()))?;
@@ -178,25 +221,6 @@ pub fn prepare(request: BatchRequest) -> Result<PreparedBatch, RunError> {
         .map_err(|e| config(e.to_string()))?
         .rotors
         .len();
-    match request.workers {
-        Workers::Threads => match lockstep_abi::AutopilotLibrary::load(&request.autopilot) {
-            Ok(lib) if lib.is_reentrant() => {}
-            Ok(_) => {
-                return Err(config(format!(
-                    "--workers threads: {} is not re-entrant (its capabilities lack \
-                     LOCKSTEP_AP_CAP_REENTRANT); use --workers processes",
-                    request.autopilot.display()
-                )));
-            }
-            Err(e) => return Err(config(e.to_string())),
-        },
-        Workers::Processes if request.worker_program.is_none() => {
-            return Err(RunError::configuration(
-                "--workers processes: no worker program was given (the lockstep executable)",
-            ));
-        }
-        Workers::Processes => {}
-    }
     make_dir("--out", &request.out)?;
     let out = &request.out;
     let plots = lockstep_plot::output_files(&out.join(HISTOGRAMS));
@@ -216,7 +240,11 @@ pub fn prepare(request: BatchRequest) -> Result<PreparedBatch, RunError> {
         &scenario_inputs(&request.scenario, &request.autopilot, &s),
         &outputs,
     )?;
-    let draws = (0..request.runs)
+    let (runs, shard) = match request.shard {
+        Some(sh) => (sh.range(request.runs), Some(shard::info(&request, &s, sh)?)),
+        None => (0..request.runs, None),
+    };
+    let draws = runs
         .map(|k| Draw::new(&dispersions, s.seed, k, s.tick))
         .collect();
     Ok(PreparedBatch {
@@ -224,6 +252,7 @@ pub fn prepare(request: BatchRequest) -> Result<PreparedBatch, RunError> {
         scenario: s,
         draws,
         rotors,
+        shard,
     })
 }
 
@@ -242,13 +271,14 @@ impl PreparedBatch {
         let started = Instant::now();
         let next = AtomicU64::new(0);
         let count = AtomicU64::new(0);
-        let rows: Mutex<Vec<Option<RunRow>>> = Mutex::new(vec![None; r.runs as usize]);
+        let n = self.draws.len() as u64;
+        let rows: Mutex<Vec<Option<RunRow>>> = Mutex::new(vec![None; n as usize]);
         std::thread::scope(|scope| {
-            for _ in 0..r.jobs.clamp(1, r.runs.max(1) as usize) {
+            for _ in 0..r.jobs.clamp(1, n.max(1) as usize) {
                 scope.spawn(|| {
                     while interrupt.load(Ordering::Relaxed) == 0 {
                         let k = next.fetch_add(1, Ordering::Relaxed);
-                        if k >= r.runs {
+                        if k >= n {
                             break;
                         }
                         let draw = &self.draws[k as usize];
@@ -296,7 +326,6 @@ impl PreparedBatch {
         let r = &self.request;
         let aggregate = Aggregate::of(&rows);
         let csv = r.out.join(RUNS_CSV);
-        let summary = r.out.join(SUMMARY);
         let (class, signal) = if signal != 0 {
             (Some(ErrorClass::Interrupted), Some(signal as i32))
         } else {
@@ -313,17 +342,29 @@ impl PreparedBatch {
             jobs: r.jobs,
             workers: r.workers,
             wall_s: wall,
-            runs_per_s: r.runs as f64 / wall.max(1e-9),
+            runs_per_s: rows.len() as f64 / wall.max(1e-9),
             interrupted_by: signal.map(lockstep_abi::signal_name),
             stats: aggregate.stats.clone(),
             viewer: None,
             error_class: class,
             exit_status: class.map_or(0, |c| c.exit_status(signal)),
+            shard: self.shard.clone(),
             output_errors: Vec::new(),
         };
         let mut failed = Vec::new();
         if let Err(e) = std::fs::write(&csv, report::csv_text(&rows)) {
             failed.push(format!("cannot write {}: {e}", csv.display()));
+        }
+        if self.shard.is_some() {
+            // A shard's rows, exactly, for the merge; its figures and page
+            // would show a part: the merge draws the whole.
+            let at = r.out.join(shard::ROWS_JSON);
+            let text = serde_json::to_string(&rows).expect("rows are JSON");
+            if let Err(e) = std::fs::write(&at, text) {
+                failed.push(format!("cannot write {}: {e}", at.display()));
+            }
+            report.output_errors.append(&mut failed);
+            return self.write_summary(report, rows, aggregate, Vec::new(), Vec::new());
         }
         let values: Vec<(&str, Vec<f64>)> = report::MEASURED
             .iter()
@@ -375,6 +416,21 @@ impl PreparedBatch {
             Ok(()) => report.viewer = shown.viewer,
             Err(e) => report.output_errors.push(format!("the viewer's page: {e}")),
         }
+        self.write_summary(report, rows, aggregate, histograms, scatter)
+    }
+
+    /// Writes `summary.json` (a failure to is an output error, and every
+    /// output error a run failure); the batch.
+    fn write_summary(
+        &self,
+        mut report: BatchReport,
+        rows: Vec<RunRow>,
+        aggregate: Aggregate,
+        histograms: Vec<PathBuf>,
+        scatter: Vec<PathBuf>,
+    ) -> Batch {
+        let r = &self.request;
+        let (csv, summary) = (r.out.join(RUNS_CSV), r.out.join(SUMMARY));
         let text = serde_json::to_string_pretty(&report).expect("a summary is JSON");
         if let Err(e) = std::fs::write(&summary, text + "\n") {
             report
