@@ -215,6 +215,7 @@ fn build_broken(root: &Path, include: &Path, dir: &Path) {
         ("partial_migration", "BROKEN_PARTIAL_MIGRATION"),
         ("snapshot_oversize", "BROKEN_SNAPSHOT_OVERSIZE"),
         ("snapshot_segv", "BROKEN_SNAPSHOT_SEGV"),
+        ("step_segv_migrates", "BROKEN_STEP_SEGV_MIGRATES"),
     ] {
         let case_define = format!("BROKEN_CASE=\"{case}\"");
         shared_lib(

@@ -141,16 +141,27 @@ pub fn command(a: MonteCarloArgs) -> ExitCode {
         );
         if let Some(s) = a.shard {
             let r = s.range(runs);
-            say!(
-                "shard         {}/{}: runs {} to {} ({} runs)",
-                s.index,
-                s.of,
-                r.start,
-                r.end.saturating_sub(1),
-                r.end - r.start
-            );
+            match r.end - r.start {
+                0 => say!(
+                    "shard         {}/{}: no runs (more shards than runs)",
+                    s.index,
+                    s.of
+                ),
+                n => say!(
+                    "shard         {}/{}: runs {} to {} ({n} runs)",
+                    s.index,
+                    s.of,
+                    r.start,
+                    r.end - 1
+                ),
+            }
         }
     }
+    // What this process flies: the shard's runs.
+    let runs = a.shard.map_or(runs, |s| {
+        let r = s.range(runs);
+        r.end - r.start
+    });
     // SIGINT/SIGTERM: no new run starts; the rows done are written, the
     // others say why they were not flown (a second signal more than 2 s later
     // ends at once).

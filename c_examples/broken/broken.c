@@ -17,6 +17,13 @@
 
 #define BROKEN_AT_US 5000000u
 
+#ifdef BROKEN_STEP_SEGV_MIGRATES
+/* A vehicle that can migrate (an 8-byte state) and crashes at 5 s: a
+ * fleet's lookahead steps past the crash and must redo it. */
+#define BROKEN_STEP_SEGV 1
+#define BROKEN_MIGRATES 1
+#endif
+
 /* A write through a NULL pointer the compiler cannot see through. */
 static volatile int *volatile broken_null;
 #define BROKEN_FAULT() (*broken_null = 1)
@@ -226,7 +233,8 @@ LOCKSTEP_AP_EXPORT int32_t lockstep_autopilot_last_error(const lockstep_autopilo
 
 /* Migration: only snapshot_size (a partial set the loader refuses), a size
  * past the bound, or a crash in snapshot. */
-#if defined(BROKEN_PARTIAL_MIGRATION) || defined(BROKEN_SNAPSHOT_OVERSIZE) || defined(BROKEN_SNAPSHOT_SEGV)
+#if defined(BROKEN_PARTIAL_MIGRATION) || defined(BROKEN_SNAPSHOT_OVERSIZE) || defined(BROKEN_SNAPSHOT_SEGV) || \
+    defined(BROKEN_MIGRATES)
 LOCKSTEP_AP_EXPORT size_t lockstep_autopilot_snapshot_size(const lockstep_autopilot *ap) {
   (void)ap;
 #ifdef BROKEN_SNAPSHOT_OVERSIZE
@@ -236,7 +244,7 @@ LOCKSTEP_AP_EXPORT size_t lockstep_autopilot_snapshot_size(const lockstep_autopi
 #endif
 }
 #endif
-#if defined(BROKEN_SNAPSHOT_OVERSIZE) || defined(BROKEN_SNAPSHOT_SEGV)
+#if defined(BROKEN_SNAPSHOT_OVERSIZE) || defined(BROKEN_SNAPSHOT_SEGV) || defined(BROKEN_MIGRATES)
 LOCKSTEP_AP_EXPORT int32_t lockstep_autopilot_snapshot(const lockstep_autopilot *ap, uint8_t *buf, size_t buf_len,
                                                        size_t *out_len) {
   (void)ap;

@@ -571,8 +571,9 @@ impl<L: PrimaryLink> Primary<L> {
             .iter()
             .filter_map(|a| a.failure.as_ref())
             .min_by_key(|f| f.performer);
-        // A stretch's rows wait for its check; a failure's are the run's.
-        if !step.keep || failure.is_some() {
+        // A stretch's rows wait for its check (a failure in a stretch is
+        // redone one period at a time, where it comes back).
+        if !step.keep {
             self.write_pending()?;
         }
         if let Some(f) = failure {

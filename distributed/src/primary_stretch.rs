@@ -68,8 +68,15 @@ impl<L: PrimaryLink> Primary<L> {
         step.arrivals = std::mem::take(&mut self.arrivals);
         step.affinity = std::mem::take(&mut self.affinity);
         let started = Instant::now();
-        self.round(step)?;
+        let ran = self.round(step);
         self.round_times.push(started.elapsed());
+        match ran {
+            Ok(_) => {}
+            // A vehicle failed in the stretch: redone, the failure comes
+            // back at its own boundary (or not at all, as in a plain run).
+            Err(PrimaryError::Vehicle(..)) => return self.redo(&times),
+            Err(e) => return Err(e),
+        }
         if let Some(p) = self
             .performers
             .iter()
@@ -112,14 +119,18 @@ impl<L: PrimaryLink> Primary<L> {
                 .collect();
             return Ok(());
         }
-        // Broken: back to the snapshots, one sync period at a time to the
-        // stretch's end.
         self.separation.rewind(before);
+        self.redo(&times)
+    }
+
+    /// A broken stretch: back to the snapshots (its rows dropped), one
+    /// sync period at a time to its end.
+    fn redo(&mut self, times: &[Micros]) -> Result<(), PrimaryError> {
         for p in &mut self.performers {
             p.pending.clear();
         }
         self.lookahead.redone += 1;
-        self.plain_until = last;
+        self.plain_until = *times.last().expect("a stretch has a boundary");
         self.iteration += 1;
         let mut redo = self.step_message(times[0].0);
         redo.redo = true;

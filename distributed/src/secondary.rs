@@ -224,9 +224,18 @@ impl<L: SecondaryLink> Secondary<L> {
         let kept = std::mem::take(&mut self.kept);
         if step.redo {
             for (p, state) in &kept {
-                if let Some(e) = self.engines.get_mut(p) {
+                let restored = match self.engines.get_mut(p) {
+                    Some(e) => e.restore(state).map(|()| e.take_rows().clear()),
+                    None => continue,
+                };
+                if restored.is_err() {
+                    // Its autopilot's host died in the stretch: a new
+                    // engine takes the state, as an arriving vehicle does.
+                    let mut e = self.build(*p).map_err(|err| (*p, err))?;
                     e.restore(state).map_err(|err| (*p, err))?;
-                    e.take_rows();
+                    if let Some(mut old) = self.engines.insert(*p, e) {
+                        let _ = old.finish(Ok(()));
+                    }
                 }
             }
         }
@@ -267,11 +276,15 @@ impl<L: SecondaryLink> Secondary<L> {
         if !step.paused && !step.stop {
             let last = Micros(step.time_us);
             let period = step.step_us.max(1);
-            for (&p, e) in &mut self.engines {
-                if step.keep {
+            if step.keep {
+                // Every vehicle before any steps: a failure anywhere in the
+                // stretch is redone from here.
+                for (&p, e) in &mut self.engines {
                     let state = e.snapshot().map_err(|err| (p, err))?;
                     self.kept.insert(p, state);
                 }
+            }
+            for (&p, e) in &mut self.engines {
                 let mut at = Vec::new();
                 let mut t = Micros(step.first_us.min(step.time_us));
                 loop {

@@ -4,6 +4,7 @@
 # repository (or anywhere the scenario's files are at the same paths on
 # every node, e.g. a shared file system):
 #
+#   mkdir -p runs/mc    # Slurm writes the tasks' output there, and makes no directory
 #   jobs=$(sbatch --parsable examples/batch/montecarlo-slurm.sh)
 #   sbatch --dependency=afterok:$jobs --wrap \
 #     'lockstep montecarlo merge runs/mc/shard-* --out runs/mc/merged'

@@ -228,8 +228,8 @@ impl Fleet {
         })
     }
 
-    /// Stops [`Fleet::run`] at the next sync boundary once `flag` holds a
-    /// signal number.
+    /// Stops [`Fleet::run`] at the next round (a sync boundary, or the end
+    /// of a stretch of them) once `flag` holds a signal number.
     pub fn interrupt_on(&mut self, flag: Arc<AtomicUsize>) {
         self.interrupt = Some(flag);
     }
@@ -309,92 +309,86 @@ impl Fleet {
     /// snapshot, stepped through each boundary (its positions kept, its
     /// log rows held back); then the separation observed at each boundary
     /// in order and every position checked against its reach. Kept, the
-    /// rows are written; broken, every vehicle is restored and the stretch
-    /// is stepped again one sync period at a time.
+    /// rows are written; broken (a vehicle beyond its reach, a collision
+    /// before the last boundary, a vehicle whose engine failed), every
+    /// vehicle is restored and the stretch is stepped again one sync period
+    /// at a time, where a failure comes back at its own boundary.
     fn step_ahead(&mut self, periods: u64) -> Result<Option<Micros>, FleetError> {
         let times = self.stretch(periods);
         let start = self.now;
-        let names = &self.names;
-        let ran: Vec<Result<Stepped, FleetError>> = self.pool.install(|| {
+        let last = *times.last().expect("a stretch has a boundary");
+        // Every vehicle snapshot before any steps: one that cannot be makes
+        // the fleet check every period from here on (the report says why).
+        let snapped: Vec<Result<(Reach, Vec<u8>), EngineError>> = self.pool.install(|| {
             self.engines
                 .par_iter_mut()
-                .zip(names.par_iter())
-                .map(|(e, name)| {
-                    let fail = |e: &mut Engine, source: EngineError| {
-                        let source = match e.finish(Err(source)) {
-                            Err(e) => e,
-                            Ok(_) => unreachable!("finish returns the error it is given"),
-                        };
-                        FleetError::Vehicle {
-                            vehicle: name.clone(),
-                            source,
-                        }
-                    };
-                    let reach = e.reach();
-                    let state = match e.snapshot() {
-                        Ok(s) => s,
-                        Err(err) => return Err(fail(e, err)),
-                    };
+                .map(|e| e.snapshot().map(|s| (e.reach(), s)))
+                .collect()
+        });
+        let mut states = Vec::with_capacity(snapped.len());
+        for (r, name) in snapped.into_iter().zip(&self.names) {
+            match r {
+                Ok(v) => states.push(v),
+                Err(err) => {
+                    self.stats.off = Some(format!("vehicle `{name}` gave no snapshot: {err}"));
+                    return self.step_plain(times[0]);
+                }
+            }
+        }
+        let stepped: Vec<Result<Vec<[f64; 3]>, EngineError>> = self.pool.install(|| {
+            self.engines
+                .par_iter_mut()
+                .map(|e| {
                     e.hold_rows();
                     let mut at = Vec::with_capacity(times.len());
                     for t in &times {
-                        if let Err(err) = step_to(e, *t) {
-                            return Err(fail(e, err));
-                        }
+                        step_to(e, *t)?;
                         let x = e.state();
                         at.push([x[0], x[1], x[2]]);
                     }
-                    Ok(Stepped { reach, state, at })
+                    Ok(at)
                 })
                 .collect()
         });
-        let ran = ran.into_iter().collect::<Result<Vec<_>, _>>()?;
         let before = self.separation.checkpoint();
-        let reach: Vec<Reach> = ran.iter().map(|s| s.reach).collect();
-        let mut kept = true;
+        let mut kept = stepped.iter().all(Result::is_ok);
         let mut last_collisions = Vec::new();
-        for (k, t) in times.iter().enumerate() {
-            let positions: Vec<[f64; 3]> = ran.iter().map(|s| s.at[k]).collect();
-            let elapsed_s = (t.0 - start.0) as f64 * 1e-6;
-            if out_of_reach(&reach, &positions, elapsed_s).is_some() {
-                kept = false;
-                break;
+        if kept {
+            let reach: Vec<Reach> = states.iter().map(|(r, _)| *r).collect();
+            let at: Vec<&Vec<[f64; 3]>> = stepped.iter().flatten().collect();
+            for (k, t) in times.iter().enumerate() {
+                let positions: Vec<[f64; 3]> = at.iter().map(|a| a[k]).collect();
+                let elapsed_s = (t.0 - start.0) as f64 * 1e-6;
+                if out_of_reach(&reach, &positions, elapsed_s).is_some() {
+                    kept = false;
+                    break;
+                }
+                let collided = self.separation.observe(*t, &positions);
+                if !collided.is_empty() && k + 1 < times.len() {
+                    kept = false;
+                    break;
+                }
+                last_collisions = collided;
             }
-            let collided = self.separation.observe(*t, &positions);
-            if !collided.is_empty() && k + 1 < times.len() {
-                kept = false;
-                break;
-            }
-            last_collisions = collided;
         }
-        let last = *times.last().expect("a stretch has a boundary");
         if !kept {
             self.separation.rewind(before);
             self.stats.redone += 1;
-            let restored: Vec<Result<(), FleetError>> = self.pool.install(|| {
-                self.engines
-                    .par_iter_mut()
-                    .zip(ran.par_iter())
-                    .zip(names.par_iter())
-                    .map(|((e, s), name)| {
-                        e.drop_rows();
-                        e.restore(&s.state).map_err(|source| FleetError::Vehicle {
-                            vehicle: name.clone(),
-                            source,
-                        })
-                    })
-                    .collect()
-            });
-            restored.into_iter().collect::<Result<Vec<()>, _>>()?;
+            // The stretch's round, then the redo's.
+            self.stats.rounds += 1;
+            for (i, (_, state)) in states.iter().enumerate() {
+                self.restore(i, state)?;
+            }
             self.plain_until = last;
-            let first = times[0];
-            return self.step_plain(first);
+            return self.step_plain(times[0]);
         }
-        for (e, name) in self.engines.iter_mut().zip(names) {
-            e.commit_rows().map_err(|source| FleetError::Vehicle {
-                vehicle: name.clone(),
-                source,
-            })?;
+        for (e, name) in self.engines.iter_mut().zip(&self.names) {
+            if let Err(source) = e.commit_rows() {
+                return Err(FleetError::Vehicle {
+                    vehicle: name.clone(),
+                    source: ended(e, source),
+                });
+            }
         }
         self.now = last;
         self.syncs += times.len() as u64;
@@ -404,6 +398,35 @@ impl Fleet {
             self.engines[b].collide(&na, d);
         }
         Ok(Some(last))
+    }
+
+    /// Vehicle `i` back to `state` (its rows since dropped); an engine that
+    /// cannot take it (its autopilot's host died in the stretch) is built
+    /// again from its scenario, as a migration does, its log going on.
+    fn restore(&mut self, i: usize, state: &[u8]) -> Result<(), FleetError> {
+        let fail = |e: &mut Engine, source| FleetError::Vehicle {
+            vehicle: self.names[i].clone(),
+            source: ended(e, source),
+        };
+        let e = &mut self.engines[i];
+        e.drop_rows();
+        if e.restore(state).is_ok() {
+            return Ok(());
+        }
+        let (scenario, autopilot) = &self.vehicles[i];
+        let mut fresh = match Engine::with_isolation(scenario, autopilot, None, &self.isolation)
+            .and_then(|mut f| f.restore(state).map(|()| f))
+        {
+            Ok(f) => f,
+            Err(source) => return Err(fail(e, source)),
+        };
+        if let Some(log) = e.take_log() {
+            fresh.put_log(log);
+        }
+        let mut old = std::mem::replace(e, fresh);
+        // The broken instance is closed; what it says is the stretch's.
+        let _ = old.finish(Ok(()));
+        Ok(())
     }
 
     /// Steps every vehicle through boundary `t`, then checks the
@@ -552,12 +575,13 @@ impl Fleet {
     }
 }
 
-/// A vehicle through a stretch: its reach at the start, its snapshot
-/// there, and its position at each boundary.
-struct Stepped {
-    reach: Reach,
-    state: Vec<u8>,
-    at: Vec<[f64; 3]>,
+/// `e` ended where it is with `source`, its log flushed; the error
+/// (which `finish` returns).
+fn ended(e: &mut Engine, source: EngineError) -> EngineError {
+    match e.finish(Err(source)) {
+        Err(e) => e,
+        Ok(_) => unreachable!("finish returns the error it is given"),
+    }
 }
 
 /// Steps `e` through every boundary up to and including `t`.

@@ -207,3 +207,57 @@ fn pairs_that_come_close_change_no_bit_and_the_report_says_what_the_lookahead_di
     assert!(la.get("off").is_none(), "{la}");
     assert!(la["rounds"].as_u64().unwrap() * 5 < 15_001, "{la}");
 }
+
+/// How a run ended (the lookahead's `off`, or the error with its digits
+/// taken out: process ids differ), and the logs it wrote.
+type Ended = (Result<String, String>, Vec<Vec<u8>>);
+
+/// The pair with vehicle b flown by the broken fixture `case` (isolated),
+/// flown with the lookahead on and off.
+fn with_broken_b(case: &str) -> [Ended; 2] {
+    let dir = TempDir::new(&format!("lookahead-{case}"));
+    let lib = lockstep_c_examples::broken(case);
+    let own = format!("autopilot = \"{}\"\n", lib.display());
+    [("on", ""), ("off", "lookahead_max_s = 0")].map(|(name, fleet)| {
+        let fs = FleetScenario::load(pair(dir.path(), fleet, &own)).unwrap();
+        let out = dir.join(name);
+        let options = RunOptions {
+            autopilot: PathBuf::from(BUNDLED),
+            log_dir: Some(out.clone()),
+            isolation: Isolation::Process(lockstep_abi::IsolationOptions::default()),
+            threads: Some(2),
+        };
+        let mut fleet = Fleet::new(&fs, &options).unwrap();
+        let ended = fleet
+            .run()
+            .map(|s| format!("{:?}", s.lookahead.off))
+            .map_err(|e| e.to_string().replace(|c: char| c.is_ascii_digit(), "#"));
+        let logs = ["a", "b"].map(|v| std::fs::read(log_path(&out, v)).unwrap());
+        (ended, logs.to_vec())
+    })
+}
+
+#[test]
+fn a_vehicle_failing_inside_a_stretch_fails_where_the_plain_run_does() {
+    // b's autopilot crashes at 5 s; the lookahead has stepped past it.
+    let [(on, on_logs), (off, off_logs)] = with_broken_b("step_segv_migrates");
+    assert!(on.is_err(), "{on:?}");
+    assert_eq!(on, off);
+    assert!(on_logs == off_logs, "the logs differ");
+}
+
+#[test]
+fn an_autopilot_refusing_snapshots_is_flown_plain_and_the_report_says_why() {
+    // b's snapshot is past the bound: the fleet checks every period.
+    let [(on, on_logs), (off, off_logs)] = with_broken_b("snapshot_oversize");
+    let why = on.clone().unwrap();
+    assert!(
+        why.starts_with("Some(\"vehicle `b` gave no snapshot: "),
+        "{why}"
+    );
+    assert_eq!(
+        off,
+        Ok("Some(\"lookahead_max_s is under two sync periods\")".into())
+    );
+    assert!(on_logs == off_logs, "the logs differ");
+}

@@ -229,12 +229,15 @@ impl FleetSection {
                     f.level_buffer_m = Some(b);
                 }
                 "lookahead_max_s" | "lookahead_margin_m" => {
+                    // A stretch is one round of a distributed run, within
+                    // its step deadline, its rows held in memory: 60 s.
+                    let most = if k == "lookahead_max_s" { 60.0 } else { 1000.0 };
                     let x = number(&v)
-                        .filter(|x| *x >= 0.0 && *x <= 3600.0)
+                        .filter(|x| *x >= 0.0 && *x <= most)
                         .ok_or_else(|| {
                             invalid(
                                 &format!("fleet.{k}"),
-                                format!("must be a number in [0, 3600], is {v}"),
+                                format!("must be a number in [0, {most}], is {v}"),
                             )
                         })?;
                     if k == "lookahead_max_s" {

@@ -84,13 +84,13 @@ fn fleet_keys_are_read_and_checked() {
     );
     assert_eq!(
         error(&format!("{BASE}[fleet]\nlookahead_max_s = -0.5\n{TWO}")),
-        "f.toml:13:1: key `fleet.lookahead_max_s`: must be a number in [0, 3600], is -0.5"
+        "f.toml:13:1: key `fleet.lookahead_max_s`: must be a number in [0, 60], is -0.5"
     );
     assert_eq!(
         error(&format!(
             "{BASE}[fleet]\nlookahead_margin_m = \"far\"\n{TWO}"
         )),
-        "f.toml:13:1: key `fleet.lookahead_margin_m`: must be a number in [0, 3600], is \"far\""
+        "f.toml:13:1: key `fleet.lookahead_margin_m`: must be a number in [0, 1000], is \"far\""
     );
 }
 

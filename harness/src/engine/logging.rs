@@ -120,7 +120,9 @@ impl Engine {
     /// written, until [`Engine::commit_rows`] writes them or
     /// [`Engine::drop_rows`] drops them (a stretch a fleet may redo from a
     /// snapshot). Nothing to hold without a log, or while rows are
-    /// captured for someone else ([`Engine::capture_rows`]).
+    /// captured for someone else ([`Engine::capture_rows`]). Only the CSV
+    /// log's rows are held: a ULog or a recording goes on being written
+    /// (a fleet has neither).
     pub fn hold_rows(&mut self) {
         if self.captured.is_none()
             && let Some(log) = self.log.take()

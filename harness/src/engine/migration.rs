@@ -18,7 +18,7 @@ use lockstep_abi::AutopilotSnapshot;
 use crate::io::persist::{Persist, PersistError, Reader};
 
 /// The first bytes of a vehicle state, and its format version.
-const MAGIC: &[u8; 8] = b"LKVSTAT1";
+const MAGIC: &[u8; 8] = b"LKVSTAT2";
 
 /// A log being written and its sidecar.
 pub type LogHandle = (FlightLog, Option<(PathBuf, LogMeta)>);

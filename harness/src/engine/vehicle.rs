@@ -22,8 +22,10 @@ pub(crate) struct FaultState {
     pub(crate) thrust_loss: [f64; MAX_ROTORS],
     pub(crate) battery_disconnected: [bool; MAX_BATTERIES],
     pub(crate) sensors: [SensorFault; 5],
-    /// The force of the last `push` (NED, N), held on the vehicle; none
-    /// before one.
+    /// A `push` (NED, N) not yet put on the plant: the next faults stage
+    /// holds it on the vehicle (zero: none), replacing whatever external
+    /// force was held, and later stages leave it (and a co-simulation's
+    /// force set after it) alone.
     pub(crate) push_ned_n: Option<[f64; 3]>,
 }
 
@@ -95,6 +97,9 @@ impl Vehicle {
     /// they are recorded and replayed), and the sensor fault table.
     pub(crate) fn stage_faults(&mut self) {
         self.faults_changed = false;
+        if let Some(p) = self.faults.push_ned_n.take() {
+            self.physics.inputs.external_force_ned_n = (p != [0.0; 3]).then_some(p);
+        }
         let f = &self.faults;
         let n = self.physics.plant.rotors.len();
         let nb = self.physics.plant.batteries.len();
@@ -105,11 +110,6 @@ impl Vehicle {
         }
         for j in 0..nb {
             inputs.battery_connected[j] = !f.battery_disconnected[j];
-        }
-        // A push replaces whatever external force was held (a
-        // co-simulation's); without one, that force is left alone.
-        if let Some(p) = f.push_ned_n {
-            inputs.external_force_ned_n = (p != [0.0; 3]).then_some(p);
         }
         self.avionics.sensor_faults = f.sensors;
     }

@@ -155,6 +155,24 @@ fn read(dir: &Path) -> Result<Read, RunError> {
             info.of
         )));
     }
+    let own = (1..=info.of).contains(&info.index).then(|| {
+        Shard {
+            index: info.index,
+            of: info.of,
+        }
+        .range(info.total_runs)
+    });
+    if own != Some(info.first_run..info.end_run) {
+        return Err(config(format!(
+            "{}: its summary says shard {}/{} holds runs {} to {} of {}, which is not that shard's share",
+            dir.display(),
+            info.index,
+            info.of,
+            info.first_run,
+            info.end_run,
+            info.total_runs
+        )));
+    }
     let at = dir.join(ROWS_JSON);
     let text = std::fs::read_to_string(&at)
         .map_err(|e| config(format!("cannot read {}: {e}", at.display())))?;

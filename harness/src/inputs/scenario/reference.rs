@@ -164,7 +164,7 @@ section above is shared by all of them, and `[world]` must give the origin
 | `level_grid` | table | Levels for distributed runs: `north_m`, `east_m` ([min, max]), `rows`, `columns`. |
 | `levels` | array | `[[fleet.levels]]`: levels as boxes: `name`, `north_m`, `east_m`, optional `altitude_m` (each [min, max]). |
 | `level_buffer_m` | number | A vehicle changes level once this far past its level's border, m (default 2). |
-| `lookahead_max_s` | number | The longest stretch the vehicles step between two checks when no pair can come near (default 1; 0: every sync period). Results are the same either way. |
+| `lookahead_max_s` | number | The longest stretch the vehicles step between two checks when no pair can come near, s (default 1, at most 60; 0: every sync period). Results are the same either way. |
 | `lookahead_margin_m` | number | Distance a stretch keeps beyond a pair's contact distance, m (default 1). |
 ";
 
