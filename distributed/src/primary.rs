@@ -564,26 +564,24 @@ impl<L: PrimaryLink> Primary<L> {
             left -= 1;
         }
         let acks: Vec<Ack> = got.into_iter().flatten().collect();
+        // A stretch's rows wait for its check (a failure in a stretch is
+        // redone one period at a time, where it comes back).
         for a in &acks {
-            self.take(a)?;
+            self.take(a, step.keep)?;
         }
         let failure = acks
             .iter()
             .filter_map(|a| a.failure.as_ref())
             .min_by_key(|f| f.performer);
-        // A stretch's rows wait for its check (a failure in a stretch is
-        // redone one period at a time, where it comes back).
-        if !step.keep {
-            self.write_pending()?;
-        }
         if let Some(f) = failure {
             return Err(PrimaryError::Vehicle(f.message.clone(), f.status));
         }
         Ok(acks)
     }
 
-    /// Positions and log rows from one ack.
-    fn take(&mut self, a: &Ack) -> Result<(), PrimaryError> {
+    /// Positions and log rows from one ack: the rows written, or held
+    /// (`hold`: a stretch not yet checked).
+    fn take(&mut self, a: &Ack, hold: bool) -> Result<(), PrimaryError> {
         for r in &a.performers {
             let Some(p) = self.performers.get_mut(r.performer as usize) else {
                 return Err(PrimaryError::Protocol(format!(
@@ -606,7 +604,15 @@ impl<L: PrimaryLink> Primary<L> {
                 p.row.load(&mut reader).map_err(|e| {
                     PrimaryError::Protocol(format!("the rows of vehicle `{}`: {e}", p.name))
                 })?;
-                p.pending.push(p.row.clone());
+                match &mut p.log {
+                    Some((log, _)) if !hold => {
+                        log.write(&p.row).map_err(|e| PrimaryError::Log {
+                            path: log.path().display().to_string(),
+                            reason: e.to_string(),
+                        })?
+                    }
+                    _ => p.pending.push(p.row.clone()),
+                }
             }
         }
         Ok(())

@@ -12,7 +12,7 @@
 
 use std::time::Instant;
 
-use lockstep_fleet::lookahead::{horizon, out_of_reach};
+use lockstep_fleet::lookahead::{boundaries, check_stretch, horizon};
 use lockstep_harness::Micros;
 use lockstep_harness::engine::Reach;
 
@@ -50,14 +50,7 @@ impl<L: PrimaryLink> Primary<L> {
     /// at most), checked; redone at the plain period when it broke.
     pub(super) fn stretch(&mut self, periods: u64, end: Micros) -> Result<(), PrimaryError> {
         let start = self.now;
-        let sync = self.fleet.sync.0;
-        let mut times: Vec<Micros> = Vec::with_capacity(periods as usize);
-        for k in 1..=periods {
-            let t = Micros((start.0 + k * sync).min(end.0));
-            if times.last() != Some(&t) {
-                times.push(t);
-            }
-        }
+        let times = boundaries(start, periods, self.fleet.sync, end);
         let reach = self.reach();
         let last = *times.last().expect("a stretch has a boundary");
         self.iteration += 1;
@@ -89,38 +82,25 @@ impl<L: PrimaryLink> Primary<L> {
                 times.len()
             )));
         }
-        let before = self.separation.checkpoint();
-        let mut kept = true;
-        let mut collided = Vec::new();
-        for (k, t) in times.iter().enumerate() {
-            let positions: Vec<[f64; 3]> = self.performers.iter().map(|p| p.positions[k]).collect();
-            let elapsed_s = (t.0 - start.0) as f64 * 1e-6;
-            if out_of_reach(&reach, &positions, elapsed_s).is_some() {
-                kept = false;
-                break;
-            }
-            collided = self.separation.observe(*t, &positions);
-            if !collided.is_empty() && k + 1 < times.len() {
-                kept = false;
-                break;
-            }
-        }
-        if kept {
-            self.write_pending()?;
-            self.now = last;
-            self.syncs += times.len() as u64;
-            self.collisions = collided
-                .into_iter()
-                .map(|(a, b, d)| Collision {
-                    a: a as u32,
-                    b: b as u32,
-                    separation_m: d,
-                })
-                .collect();
-            return Ok(());
-        }
-        self.separation.rewind(before);
-        self.redo(&times)
+        let performers = &self.performers;
+        let checked = check_stretch(&mut self.separation, &reach, start, &times, |k| {
+            performers.iter().map(|p| p.positions[k]).collect()
+        });
+        let Some(collided) = checked else {
+            return self.redo(&times);
+        };
+        self.write_pending()?;
+        self.now = last;
+        self.syncs += times.len() as u64;
+        self.collisions = collided
+            .into_iter()
+            .map(|(a, b, d)| Collision {
+                a: a as u32,
+                b: b as u32,
+                separation_m: d,
+            })
+            .collect();
+        Ok(())
     }
 
     /// A broken stretch: back to the snapshots (its rows dropped), one

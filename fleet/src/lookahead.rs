@@ -22,6 +22,8 @@
 use lockstep_harness::Micros;
 use lockstep_harness::engine::Reach;
 
+use crate::separation::Separation;
+
 /// The lookahead's settings (`[fleet]` `lookahead_max_s`, `lookahead_margin_m`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LookaheadSettings {
@@ -101,6 +103,49 @@ pub fn out_of_reach(reach: &[Reach], positions: &[[f64; 3]], elapsed_s: f64) -> 
         .position(|(r, p)| r.moved(*p) > r.within(elapsed_s))
 }
 
+/// The boundaries of a stretch of `periods` sync periods of `sync` from
+/// `now`, the run's `end` the last at most.
+pub fn boundaries(now: Micros, periods: u64, sync: Micros, end: Micros) -> Vec<Micros> {
+    let mut times: Vec<Micros> = Vec::with_capacity(periods as usize);
+    for k in 1..=periods {
+        let t = Micros((now.0 + k * sync.0).min(end.0));
+        if t > now && times.last() != Some(&t) {
+            times.push(t);
+        }
+    }
+    times
+}
+
+/// Checks a stretch stepped from `start` through `times`: at each boundary
+/// `k`, every vehicle's position (`at(k)`) against its `reach`, then the
+/// separation observed there, as at every sync period. The collisions at
+/// the last boundary (to act on there), or `None` when the stretch broke
+/// (a vehicle beyond its reach, a collision before the last boundary):
+/// then `separation` is as it was before.
+pub fn check_stretch(
+    separation: &mut Separation,
+    reach: &[Reach],
+    start: Micros,
+    times: &[Micros],
+    at: impl Fn(usize) -> Vec<[f64; 3]>,
+) -> Option<Vec<(usize, usize, f64)>> {
+    let before = separation.checkpoint();
+    let mut collided = Vec::new();
+    for (k, t) in times.iter().enumerate() {
+        let positions = at(k);
+        let elapsed_s = (t.0 - start.0) as f64 * 1e-6;
+        let broke = out_of_reach(reach, &positions, elapsed_s).is_some() || {
+            collided = separation.observe(*t, &positions);
+            !collided.is_empty() && k + 1 < times.len()
+        };
+        if broke {
+            separation.rewind(before);
+            return None;
+        }
+    }
+    Some(collided)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,6 +196,28 @@ mod tests {
             ..s
         };
         assert_eq!(horizon(&far, &[0.5, 0.5], &off, sync), 1);
+    }
+
+    #[test]
+    fn a_stretch_ends_at_the_run_s_end_and_breaks_on_an_early_collision() {
+        let (s, e) = (Micros(4000), Micros(20_000));
+        assert_eq!(
+            boundaries(Micros(8000), 5, s, e),
+            vec![Micros(12_000), Micros(16_000), Micros(20_000)]
+        );
+        assert!(boundaries(e, 3, s, e).is_empty());
+        let r = [at(0.0, 0.0, 1.0, 1.0), at(10.0, 0.0, 5000.0, 100.0)];
+        let mut sep = Separation::new(&[0.5, 0.5], 5.0);
+        let times = [Micros(4000), Micros(8000)];
+        // b meets a at the first boundary: broken, nothing observed kept.
+        let meet = |k: usize| vec![[0.0, 0.0, -10.0], [[0.5, 8.0][k], 0.0, -10.0]];
+        assert_eq!(check_stretch(&mut sep, &r, Micros(0), &times, meet), None);
+        assert!(sep.encounters().is_empty() && sep.closest().is_none());
+        // ... at the last one: kept, the collision to act on there.
+        let late = |k: usize| vec![[0.0, 0.0, -10.0], [[8.0, 0.5][k], 0.0, -10.0]];
+        let c = check_stretch(&mut sep, &r, Micros(0), &times, late).unwrap();
+        assert_eq!(c, vec![(0, 1, 0.5)]);
+        assert_eq!(sep.collisions(), 1);
     }
 
     #[test]

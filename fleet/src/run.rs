@@ -24,7 +24,7 @@ use lockstep_harness::inputs::scenario::Scenario;
 use lockstep_harness::outcome::Summary;
 use rayon::prelude::*;
 
-use crate::lookahead::{LookaheadSettings, horizon, out_of_reach};
+use crate::lookahead::{LookaheadSettings, boundaries, check_stretch, horizon};
 use crate::scenario::FleetScenario;
 use crate::separation::{Closest, Encounter, Separation};
 use crate::starts::{Start, check_starts};
@@ -289,22 +289,6 @@ impl Fleet {
         horizon(&reach, &self.radii, &self.lookahead, self.sync)
     }
 
-    /// The boundaries of a stretch of `periods` sync periods from now (the
-    /// end the last one at most).
-    fn stretch(&self, periods: u64) -> Vec<Micros> {
-        (1..=periods)
-            .map(|k| Micros((self.now.0 + k * self.sync.0).min(self.end.0)))
-            .take_while({
-                let mut last = self.now;
-                move |t| {
-                    let new = *t > last;
-                    last = *t;
-                    new
-                }
-            })
-            .collect()
-    }
-
     /// A stretch of `periods` sync periods in one round: every vehicle
     /// snapshot, stepped through each boundary (its positions kept, its
     /// log rows held back); then the separation observed at each boundary
@@ -314,7 +298,7 @@ impl Fleet {
     /// vehicle is restored and the stretch is stepped again one sync period
     /// at a time, where a failure comes back at its own boundary.
     fn step_ahead(&mut self, periods: u64) -> Result<Option<Micros>, FleetError> {
-        let times = self.stretch(periods);
+        let times = boundaries(self.now, periods, self.sync, self.end);
         let start = self.now;
         let last = *times.last().expect("a stretch has a boundary");
         // Every vehicle snapshot before any steps: one that cannot be makes
@@ -350,29 +334,16 @@ impl Fleet {
                 })
                 .collect()
         });
-        let before = self.separation.checkpoint();
-        let mut kept = stepped.iter().all(Result::is_ok);
-        let mut last_collisions = Vec::new();
-        if kept {
+        let collided = if stepped.iter().all(Result::is_ok) {
             let reach: Vec<Reach> = states.iter().map(|(r, _)| *r).collect();
             let at: Vec<&Vec<[f64; 3]>> = stepped.iter().flatten().collect();
-            for (k, t) in times.iter().enumerate() {
-                let positions: Vec<[f64; 3]> = at.iter().map(|a| a[k]).collect();
-                let elapsed_s = (t.0 - start.0) as f64 * 1e-6;
-                if out_of_reach(&reach, &positions, elapsed_s).is_some() {
-                    kept = false;
-                    break;
-                }
-                let collided = self.separation.observe(*t, &positions);
-                if !collided.is_empty() && k + 1 < times.len() {
-                    kept = false;
-                    break;
-                }
-                last_collisions = collided;
-            }
-        }
-        if !kept {
-            self.separation.rewind(before);
+            check_stretch(&mut self.separation, &reach, start, &times, |k| {
+                at.iter().map(|a| a[k]).collect()
+            })
+        } else {
+            None
+        };
+        let Some(last_collisions) = collided else {
             self.stats.redone += 1;
             // The stretch's round, then the redo's.
             self.stats.rounds += 1;
@@ -381,7 +352,7 @@ impl Fleet {
             }
             self.plain_until = last;
             return self.step_plain(times[0]);
-        }
+        };
         for (e, name) in self.engines.iter_mut().zip(&self.names) {
             if let Err(source) = e.commit_rows() {
                 return Err(FleetError::Vehicle {

@@ -53,7 +53,7 @@ start_north_m = 6.0
     p
 }
 
-fn options(dir: &Path, threads: usize) -> RunOptions {
+pub(crate) fn options(dir: &Path, threads: usize) -> RunOptions {
     RunOptions {
         autopilot: PathBuf::from(BUNDLED),
         log_dir: Some(dir.to_path_buf()),

@@ -57,13 +57,7 @@ start_east_m = 30.0
 
 fn fly(scenario: &Path, out: &Path) -> (FleetScenario, FleetSummary) {
     let fs = FleetScenario::load(scenario).unwrap();
-    let options = RunOptions {
-        autopilot: PathBuf::from(BUNDLED),
-        log_dir: Some(out.to_path_buf()),
-        isolation: Isolation::InProcess,
-        threads: Some(2),
-    };
-    let mut fleet = Fleet::new(&fs, &options).unwrap();
+    let mut fleet = Fleet::new(&fs, &crate::fleet::options(out, 2)).unwrap();
     let s = fleet.run().unwrap();
     (fs, s)
 }

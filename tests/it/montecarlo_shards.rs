@@ -152,6 +152,39 @@ fn the_merge_refuses_what_is_not_one_batch() {
             s1.display()
         )
     );
+    // A shard whose files were edited: rows missing, a share not its own.
+    let edited = |name: &str, file: &str, edit: &dyn Fn(&mut serde_json::Value)| {
+        let d = dir.join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        for f in ["summary.json", "rows.json", "runs.csv"] {
+            std::fs::copy(s1.join(f), d.join(f)).unwrap();
+        }
+        let mut v = json(&d.join(file));
+        edit(&mut v);
+        std::fs::write(d.join(file), v.to_string()).unwrap();
+        d
+    };
+    let short = edited("short", "rows.json", &|v| {
+        v.as_array_mut().unwrap().pop();
+    });
+    assert_eq!(
+        refused(&[&short, &s2, &s3]),
+        format!(
+            "lockstep montecarlo merge: {}: holds 1 rows, not runs 0 to 1 of its shard",
+            short.join("rows.json").display()
+        )
+    );
+    let moved = edited("moved", "summary.json", &|v| {
+        v["shard"]["end_run"] = 3.into()
+    });
+    assert_eq!(
+        refused(&[&moved, &s2, &s3]),
+        format!(
+            "lockstep montecarlo merge: {}: its summary says shard 1/3 holds runs 0 to 3 of 8, \
+             which is not that shard's share",
+            moved.display()
+        )
+    );
     let whole = dir.join("whole");
     fly(&s, &whole, &[]);
     assert_eq!(
