@@ -27,6 +27,7 @@ pub mod ffi {
 }
 
 mod autopilot;
+pub mod backoff;
 mod crash;
 mod error;
 pub mod field_bytes;

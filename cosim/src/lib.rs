@@ -19,6 +19,7 @@ pub mod record;
 pub mod report;
 pub mod run;
 pub mod system;
+mod team;
 pub mod transfer;
 pub mod vehicle;
 pub mod wire;

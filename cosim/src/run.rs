@@ -17,17 +17,18 @@
 //! serialized modes give the same bits (tested).
 
 use lockstep_harness::Micros;
-use rayon::prelude::*;
 
 use crate::error::CosimError;
 use crate::participant::ParticipantError;
 use crate::report::{ParticipantReport, TransferReport};
 use crate::system::{Slot, TransferSlot, VarRef};
+use crate::team::Team;
 
 /// How the participants of one wave step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
-    /// On a pool of this many threads.
+    /// On this many threads: the caller's and a team of workers (no more
+    /// than the largest wave has participants).
     Parallel { threads: usize },
     /// One after another in declaration order.
     Serialized,
@@ -37,10 +38,14 @@ pub enum Mode {
 pub struct Cosim {
     step: Micros,
     now: Micros,
-    slots: Vec<Slot>,
+    /// Boxed: the parallel mode moves them to its team and back each wave
+    /// (a pointer, not the slot's few hundred bytes; measured in
+    /// `benches/cosim_waves.rs`).
+    #[allow(clippy::vec_box)]
+    slots: Vec<Box<Slot>>,
     tfs: Vec<TransferSlot>,
     waves: usize,
-    pool: Option<rayon::ThreadPool>,
+    team: Option<Team>,
     finished: bool,
 }
 
@@ -103,7 +108,7 @@ fn advance(s: &mut Slot, t: Micros) -> Result<(), CosimError> {
 /// outputs (`pending` for a same-step function: this step's).
 fn run_transfer(
     tf: &mut TransferSlot,
-    slots: &mut [Slot],
+    slots: &mut [Box<Slot>],
     t: Micros,
     pending: bool,
 ) -> Result<(), CosimError> {
@@ -144,27 +149,25 @@ fn run_transfer(
 impl Cosim {
     pub(crate) fn new(
         step: Micros,
-        mut slots: Vec<Slot>,
+        slots: Vec<Slot>,
         tfs: Vec<TransferSlot>,
         waves: usize,
         mode: Mode,
     ) -> Result<Cosim, CosimError> {
-        let pool = match mode {
+        let team = match mode {
             Mode::Serialized => None,
             Mode::Parallel { threads } => {
-                let threads = threads.max(1);
-                Some(
-                    rayon::ThreadPoolBuilder::new()
-                        .num_threads(threads)
-                        .thread_name(|i| format!("lockstep-cosim-{i}"))
-                        .build()
-                        .map_err(|e| CosimError::Threads {
-                            threads,
-                            reason: e.to_string(),
-                        })?,
-                )
+                let widest = (0..waves)
+                    .map(|w| slots.iter().filter(|s| s.wave == w).count())
+                    .max()
+                    .unwrap_or(0);
+                match threads.max(1).min(widest) {
+                    0 | 1 => None,
+                    n => Some(Team::start(n - 1, advance)?),
+                }
             }
         };
+        let mut slots: Vec<Box<Slot>> = slots.into_iter().map(Box::new).collect();
         for s in &mut slots {
             read_outputs(s, Micros::ZERO, false)?;
             s.pending.copy_from_slice(&s.visible);
@@ -175,7 +178,7 @@ impl Cosim {
             slots,
             tfs,
             waves,
-            pool,
+            team,
             finished: false,
         };
         // Every period divides 0: the transfer functions give the first
@@ -285,18 +288,8 @@ impl Cosim {
         for w in 0..self.waves {
             let due = |s: &Slot| s.wave == w && t.is_multiple_of(s.period);
             let count = self.slots.iter().filter(|s| due(s)).count();
-            match &self.pool {
-                Some(pool) if count > 1 => {
-                    let results: Vec<Result<(), CosimError>> = pool.install(|| {
-                        self.slots
-                            .par_iter_mut()
-                            .map(|s| if due(s) { advance(s, t) } else { Ok(()) })
-                            .collect()
-                    });
-                    // The first failure in declaration order, whatever
-                    // finished first.
-                    results.into_iter().collect::<Result<Vec<()>, _>>()?;
-                }
+            match &mut self.team {
+                Some(team) if count > 1 => team.wave(&mut self.slots, t, due)?,
                 _ => {
                     for s in self.slots.iter_mut().filter(|s| due(s)) {
                         advance(s, t)?;

@@ -26,6 +26,7 @@ use linux_futex::{AsFutex, Shared as SharedScope};
 use memmap2::MmapMut;
 
 use crate::MAX_MISSION_ITEMS;
+use crate::backoff::Backoff;
 use crate::ffi;
 
 /// Bytes of text a request or answer may carry (paths, names, reports,
@@ -283,76 +284,6 @@ impl Mapping {
             between()?;
         }
     }
-}
-
-/// How long a side may busy-wait. Spinning pays when each process has a
-/// core to itself: the answer comes within microseconds and no system call
-/// is made. When the cores are all busy (parallel runs, a build), a
-/// spinning process takes time from the others and every wait gets slower
-/// (measured: two runs in parallel on two cores took 5.2 times as long as
-/// in-process with spinning, 2.7 times with sleeping). So a side spins only
-/// while the machine has about a core for every runnable task: it reads the
-/// kernel's count of runnable tasks (in `/proc/loadavg`) every
-/// [`LOOK_EVERY`] waits and compares it with the cores it may use.
-#[derive(Debug)]
-pub(crate) struct Backoff {
-    spin: Duration,
-    waits: u32,
-    allowed: bool,
-    cores: usize,
-}
-
-/// Waits between two looks at the machine's load.
-const LOOK_EVERY: u32 = 1024;
-
-impl Backoff {
-    pub(crate) fn new(spin: Duration) -> Backoff {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let mut b = Backoff {
-            spin,
-            waits: 0,
-            allowed: false,
-            cores,
-        };
-        b.look();
-        b
-    }
-
-    fn look(&mut self) {
-        // The count includes this side and the other (running or
-        // spinning) and, often, the harness's log writer: one more than
-        // the cores is still "a core each".
-        self.allowed = runnable_tasks().is_some_and(|n| n <= self.cores + 1);
-    }
-
-    /// The spin allowed for the next wait.
-    fn budget(&mut self) -> Duration {
-        if self.spin.is_zero() {
-            return Duration::ZERO;
-        }
-        self.waits = self.waits.wrapping_add(1);
-        if self.waits.is_multiple_of(LOOK_EVERY) {
-            self.look();
-        }
-        if self.allowed {
-            self.spin
-        } else {
-            Duration::ZERO
-        }
-    }
-}
-
-/// The number of runnable tasks on the machine now, the caller included:
-/// the `2` of `2/250` in `/proc/loadavg`. Read into a buffer on the stack
-/// (no allocation: the engine's steady state allocates nothing).
-fn runnable_tasks() -> Option<usize> {
-    use std::io::Read;
-    let mut buf = [0u8; 256];
-    let mut f = std::fs::File::open("/proc/loadavg").ok()?;
-    let n = f.read(&mut buf).ok()?;
-    let text = std::str::from_utf8(&buf[..n]).ok()?;
-    let field = text.split_ascii_whitespace().nth(3)?;
-    field.split_once('/')?.0.parse().ok()
 }
 
 /// Which number a side waits on.

@@ -13,8 +13,9 @@ use std::path::PathBuf;
 use std::ptr::{addr_of, addr_of_mut};
 use std::time::Duration;
 
-use super::channel::{Backoff, MAGIC, Mapping, OUTCOME_ERROR, OUTCOME_OK, Op, Slot};
+use super::channel::{MAGIC, Mapping, OUTCOME_ERROR, OUTCOME_OK, Op, Slot};
 use super::remote::LoadedInfo;
+use crate::backoff::Backoff;
 use crate::instance::{Instance, check_config};
 use crate::library::AutopilotLibrary;
 use crate::{AbiError, MAX_MISSION_ITEMS, ffi};

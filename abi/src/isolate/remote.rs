@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::IsolationOptions;
-use super::channel::{Backoff, Mapping, OUTCOME_ERROR, OUTCOME_OK, Op, Slot};
+use super::channel::{Mapping, OUTCOME_ERROR, OUTCOME_OK, Op, Slot};
+use crate::backoff::Backoff;
 use crate::crash::{Function, signal_name};
 use crate::library::Report;
 use crate::{AbiError, ffi};
