@@ -40,6 +40,16 @@ pub fn open(o: &NetOptions) -> Result<Session, String> {
     }
     if !o.connect.is_empty() {
         set(&mut c, "connect/endpoints", &json_list(&o.connect))?;
+        // A peer started with (or before) the one it connects to finds no
+        // listener at first; zenoh tries again after 1 s by default, which
+        // was most of a distributed run's start-up (the secondaries joined
+        // 1.04 s after launch, started together with the primary). Again
+        // after 50 ms, doubling up to 1 s.
+        set(
+            &mut c,
+            "connect/retry",
+            "{period_init_ms: 50, period_max_ms: 1000, period_increase_factor: 2}",
+        )?;
     }
     set(
         &mut c,
