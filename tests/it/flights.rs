@@ -233,9 +233,10 @@ fn a_plus_quad_with_canted_rotors_flies_the_mission() {
 
 /// The example scenario's Iris hovering at 10 m over home in calm air for
 /// `duration_s`, with `extra` TOML appended (cadences, events).
-fn hover(dir_name: &str, duration_s: f64, extra: &str) -> Scenario {
-    let dir = std::env::temp_dir().join(format!("lockstep-{dir_name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+fn hover(dir_name: &str, duration_s: f64, extra: &str) -> (Scenario, crate::common::TempDir) {
+    // (Removed when the caller is done with the scenario.)
+    let tmp = crate::common::TempDir::new(dir_name);
+    let dir = tmp.path().to_path_buf();
     std::fs::write(
         dir.join("hover.waypoints"),
         "QGC WPL 110\n\
@@ -251,7 +252,10 @@ fn hover(dir_name: &str, duration_s: f64, extra: &str) -> Scenario {
          [[events]]\nat_s = 1.0\naction = \"arm\"\n\
          [[events]]\nat_s = 2.0\naction = \"mission_start\"\n{extra}"
     );
-    Scenario::from_toml_str(&text, dir.join("hover.toml")).unwrap()
+    (
+        Scenario::from_toml_str(&text, dir.join("hover.toml")).unwrap(),
+        tmp,
+    )
 }
 
 /// Motor 0's command at every autopilot step from `from_s` on.
@@ -294,7 +298,7 @@ fn an_imu_at_3_ms_with_the_autopilot_at_4_ms_hovers_as_steadily_as_at_4_ms() {
     // this hover motor 0's command had a standard deviation of 0.00143
     // against 0.00112 at 4/4, and steps of up to 0.0072 against 0.0021.
     let figures = |extra: &str| {
-        let s = hover("imu-cadence", 45.0, &format!("{PERFECT_ESTIMATOR}{extra}"));
+        let (s, _dir) = hover("imu-cadence", 45.0, &format!("{PERFECT_ESTIMATOR}{extra}"));
         let c = motor_commands(&s, 25.0);
         let v: Vec<f64> = c.iter().map(|p| p.1).collect();
         (sd(&v), largest_step(&c, 25.0, 45.0))
@@ -321,12 +325,12 @@ fn an_imu_dropout_and_clear_in_a_gust_do_not_kick_the_motors() {
         gust = { amplitude_ned_mps = [0.0, 6.0, 0.0], rise_s = 0.2, hold_s = 0.5, fall_s = 0.2 }\n";
     let dropout = "[[events]]\nat_s = 30.0\naction = \"sensor_dropout\"\nsensor = \"imu\"\n\
         [[events]]\nat_s = 30.2\naction = \"sensor_clear\"\nsensor = \"imu\"\n";
-    let with = hover(
+    let (with, _with_dir) = hover(
         "imu-dropout",
         31.0,
         &format!("{PERFECT_ESTIMATOR}{gust}{dropout}"),
     );
-    let without = hover(
+    let (without, _without_dir) = hover(
         "imu-no-dropout",
         31.0,
         &format!("{PERFECT_ESTIMATOR}{gust}"),
