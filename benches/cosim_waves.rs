@@ -3,8 +3,8 @@
 //! one wave a step, the radio between steps) for its 45 s, the autopilots
 //! in-process, serialized (the reference) and in parallel on 2 threads.
 //! Only the steps are timed: building the system (loading the autopilot,
-//! four engines) is not. The ratio of the two is the figure; both runs'
-//! records are checked equal first.
+//! four engines) is not. The ratio of the two is the figure; the two
+//! modes' final positions are checked equal, bit for bit, first.
 //!
 //! Run: `cargo bench --bench cosim_waves`.
 

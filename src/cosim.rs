@@ -27,8 +27,9 @@ pub struct CosimArgs {
     /// parallel, on one thread).
     #[arg(long, conflicts_with = "threads")]
     pub serialized: bool,
-    /// Worker threads of the parallel mode [default: the file's, else the
-    /// machine's cores].
+    /// Threads stepping the participants in the parallel mode, this one
+    /// among them; at most one per participant of the largest wave
+    /// [default: the file's, else the machine's cores].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub threads: Option<u64>,
     /// Where vehicles' autopilots run: `process` (isolated) or `in-process`.

@@ -63,6 +63,40 @@ impl Backoff {
     }
 }
 
+/// Busy-wait iterations (1 to 15 µs: a `pause` takes 10 to 140 cycles,
+/// by CPU) before a waiting side starts yielding its core: when both sides share one core, pure spinning would
+/// keep the other from answering until the spin ends.
+const SPIN_BEFORE_YIELD: u32 = 256;
+
+/// Spins until `done` holds or `spin` has passed (pausing, then yielding
+/// the core after [`SPIN_BEFORE_YIELD`] rounds); whether `done` held. The
+/// caller sleeps when it did not.
+pub fn spin_until(spin: Duration, mut done: impl FnMut() -> bool) -> bool {
+    if done() {
+        return true;
+    }
+    if spin.is_zero() {
+        return false;
+    }
+    let start = std::time::Instant::now();
+    let mut n = 0u32;
+    loop {
+        if done() {
+            return true;
+        }
+        n = n.wrapping_add(1);
+        if n < SPIN_BEFORE_YIELD {
+            std::hint::spin_loop();
+        } else {
+            // The other side may share this core: let it run.
+            std::thread::yield_now();
+        }
+        if n.is_multiple_of(64) && start.elapsed() >= spin {
+            return false;
+        }
+    }
+}
+
 /// The number of runnable tasks on the machine now, the caller included:
 /// the `2` of `2/250` in `/proc/loadavg`. Read into a buffer on the stack
 /// (no allocation: the engine's steady state allocates nothing).

@@ -7,7 +7,9 @@
 //! caller blocks on a latch, an idle worker is woken from its sleep) cost
 //! as much again: the parallel mode ran at 0.55× the serialized one. The
 //! team's workers do not sleep between waves: each spins on the wave
-//! number for up to [`SPIN`] and only then parks; the leader steps
+//! number for up to [`SPIN`] (yielding its core after the first few
+//! microseconds, as the isolated channel does: with autopilots in host
+//! processes, a host may be waiting for it) and only then parks; the leader steps
 //! participants itself and waits for the last one back the same way. Slot
 //! `i` belongs to member `i mod members`, so a participant's state stays in
 //! one core's caches from step to step; a member done with its own steps
@@ -26,10 +28,10 @@ use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::{JoinHandle, Thread, ThreadId};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crossbeam_utils::CachePadded;
-use lockstep_abi::backoff::Backoff;
+use lockstep_abi::backoff::{Backoff, spin_until};
 use lockstep_harness::Micros;
 
 use crate::error::CosimError;
@@ -122,22 +124,16 @@ impl Shared {
 /// `asleep` set (re-checking `done` after setting it, so a wake-up between
 /// the two is not lost).
 fn wait(done: impl Fn() -> bool, asleep: &AtomicBool, backoff: &mut Backoff) {
-    let spin = backoff.budget().max(SPIN_BUSY);
-    let start = Instant::now();
-    let mut n = 0u32;
-    while !done() {
-        n = n.wrapping_add(1);
-        if n.is_multiple_of(64) && start.elapsed() >= spin {
-            loop {
-                asleep.store(true, Ordering::SeqCst);
-                if done() {
-                    asleep.store(false, Ordering::SeqCst);
-                    return;
-                }
-                std::thread::park();
-            }
+    if spin_until(backoff.budget().max(SPIN_BUSY), &done) {
+        return;
+    }
+    loop {
+        asleep.store(true, Ordering::SeqCst);
+        if done() {
+            asleep.store(false, Ordering::SeqCst);
+            return;
         }
-        std::hint::spin_loop();
+        std::thread::park();
     }
 }
 

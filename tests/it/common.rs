@@ -595,6 +595,17 @@ pub fn without_report_lines(stdout: &str) -> String {
     out
 }
 
+/// The head of the fleet scenarios the tests write: the seed, the
+/// duration, a 50 Hz log and the origin in Zurich (the sections after
+/// `[world]` are the test's).
+pub fn fleet_head(seed: u64, duration_s: f64) -> String {
+    format!(
+        "schema_version = 1\n[simulation]\nseed = {seed}\nduration_s = {duration_s:?}\n\
+         [cadences]\nlog = {{ rate_hz = 50 }}\n[world]\norigin_lat_deg = 47.397742\n\
+         origin_lon_deg = 8.545594\norigin_alt_m = 488.0\n"
+    )
+}
+
 /// The repository's `examples/` directory.
 pub fn examples() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples")

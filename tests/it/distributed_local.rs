@@ -8,12 +8,11 @@ use std::time::Duration;
 
 use crate::common::{BUNDLED, TempDir, examples};
 use lockstep_abi::Isolation;
-use lockstep_distributed::{PrimaryOptions, run_local};
-use lockstep_fleet::run::log_path;
+use lockstep_distributed::{Outcome, PrimaryOptions, run_local};
 use lockstep_fleet::{Fleet, FleetScenario};
+
+use crate::fleet::digests;
 use lockstep_harness::Micros;
-use lockstep_harness::engine::RunOptions;
-use lockstep_harness::io::digest::file_digest;
 
 fn swarm(duration_us: u64) -> FleetScenario {
     let p = examples().join("scenarios/swarm.toml");
@@ -24,11 +23,20 @@ fn swarm(duration_us: u64) -> FleetScenario {
     fs
 }
 
-fn digests(dir: &Path, fs: &FleetScenario) -> Vec<String> {
-    fs.vehicles
-        .iter()
-        .map(|v| file_digest(&log_path(dir, &v.name)).unwrap())
-        .collect()
+/// `fs` on `n` secondaries on threads, the autopilots in-process, the
+/// logs in `log_dir`.
+pub(crate) fn on_secondaries(fs: &FleetScenario, n: usize, log_dir: &Path) -> Outcome {
+    run_local(
+        fs,
+        n,
+        &Isolation::InProcess,
+        PrimaryOptions {
+            log_dir: Some(log_dir.to_path_buf()),
+            autopilot: PathBuf::from(BUNDLED),
+            step_deadline: Duration::from_secs(60),
+        },
+    )
+    .unwrap()
 }
 
 #[test]
@@ -38,29 +46,10 @@ fn two_secondaries_give_the_single_process_logs_bit_for_bit_with_migrations() {
     assert_eq!(fs.levels.levels.len(), 4);
     let dir = TempDir::new("distributed_local");
     let one = dir.join("one");
-    let mut fleet = Fleet::new(
-        &fs,
-        &RunOptions {
-            autopilot: PathBuf::from(BUNDLED),
-            log_dir: Some(one.clone()),
-            isolation: Isolation::InProcess,
-            threads: Some(2),
-        },
-    )
-    .unwrap();
+    let mut fleet = Fleet::new(&fs, &crate::fleet::options(&one, 2)).unwrap();
     let single = fleet.run().unwrap();
     let many = dir.join("many");
-    let out = run_local(
-        &fs,
-        2,
-        &Isolation::InProcess,
-        PrimaryOptions {
-            log_dir: Some(many.clone()),
-            autopilot: PathBuf::from(BUNDLED),
-            step_deadline: Duration::from_secs(60),
-        },
-    )
-    .unwrap();
+    let out = on_secondaries(&fs, 2, &many);
     assert_eq!(digests(&one, &fs), digests(&many, &fs));
     assert_eq!(out.encounters, single.encounters);
     assert_eq!(out.closest, single.closest);

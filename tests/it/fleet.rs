@@ -17,17 +17,7 @@ use lockstep_harness::outcome::verdict::CrashKind;
 fn head_on(dir: &Path, extra: &str) -> PathBuf {
     let hover = examples().join("missions/hover.waypoints");
     let text = format!(
-        r#"schema_version = 1
-[simulation]
-seed = 5
-duration_s = 20.0
-[cadences]
-log = {{ rate_hz = 50 }}
-[world]
-origin_lat_deg = 47.397742
-origin_lon_deg = 8.545594
-origin_alt_m = 488.0
-[expect]
+        r#"{head}[expect]
 allow_crash = true
 [[events]]
 at_s = 0.5
@@ -46,6 +36,7 @@ mission = "{hover}"
 start_north_m = 6.0
 {extra}
 "#,
+        head = crate::common::fleet_head(5, 20.0),
         hover = hover.display()
     );
     let p = dir.join("head_on.toml");
@@ -62,7 +53,7 @@ pub(crate) fn options(dir: &Path, threads: usize) -> RunOptions {
     }
 }
 
-fn digests(dir: &Path, fs: &FleetScenario) -> Vec<String> {
+pub(crate) fn digests(dir: &Path, fs: &FleetScenario) -> Vec<String> {
     fs.vehicles
         .iter()
         .map(|v| file_digest(&log_path(dir, &v.name)).unwrap())

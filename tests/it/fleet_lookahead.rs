@@ -6,11 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use std::time::Duration;
-
 use crate::common::{BUNDLED, LOCKSTEP, TempDir, examples};
 use lockstep_abi::Isolation;
-use lockstep_distributed::{PrimaryOptions, run_local};
 use lockstep_fleet::run::log_path;
 use lockstep_fleet::{Fleet, FleetScenario, FleetSummary};
 use lockstep_harness::engine::RunOptions;
@@ -20,17 +17,7 @@ use serde_json::Value;
 /// second one's own events.
 fn pair(dir: &Path, fleet: &str, b_events: &str) -> PathBuf {
     let text = format!(
-        r#"schema_version = 1
-[simulation]
-seed = 9
-duration_s = 14.0
-[cadences]
-log = {{ rate_hz = 50 }}
-[world]
-origin_lat_deg = 47.397742
-origin_lon_deg = 8.545594
-origin_alt_m = 488.0
-[fleet]
+        r#"{head}[fleet]
 {fleet}
 [expect]
 allow_crash = true
@@ -48,7 +35,8 @@ name = "b"
 spec = "iris"
 start_east_m = 30.0
 {b_events}
-"#
+"#,
+        head = crate::common::fleet_head(9, 14.0)
     );
     let p = dir.join(format!("pair-{}.toml", fleet.len() + b_events.len()));
     std::fs::write(&p, text).unwrap();
@@ -127,17 +115,7 @@ fn secondaries_redo_a_pushed_stretch_to_the_plain_runs_bits() {
     let (fs, plain) = fly(&pair(dir.path(), "lookahead_max_s = 0", push), &off);
     let ahead = FleetScenario::load(pair(dir.path(), levels, push)).unwrap();
     let many = dir.join("many");
-    let out = run_local(
-        &ahead,
-        2,
-        &Isolation::InProcess,
-        PrimaryOptions {
-            log_dir: Some(many.clone()),
-            autopilot: PathBuf::from(BUNDLED),
-            step_deadline: Duration::from_secs(60),
-        },
-    )
-    .unwrap();
+    let out = crate::distributed_local::on_secondaries(&ahead, 2, &many);
     for v in &fs.vehicles {
         let (a, b) = (log_path(&off, &v.name), log_path(&many, &v.name));
         assert!(

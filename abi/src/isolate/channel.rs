@@ -20,13 +20,13 @@
 use std::fs::File;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use linux_futex::{AsFutex, Shared as SharedScope};
 use memmap2::MmapMut;
 
 use crate::MAX_MISSION_ITEMS;
-use crate::backoff::Backoff;
+use crate::backoff::{Backoff, spin_until};
 use crate::ffi;
 
 /// Bytes of text a request or answer may carry (paths, names, reports,
@@ -85,11 +85,6 @@ impl Op {
         })
     }
 }
-
-/// Busy-wait iterations (about a microsecond) before a waiting side starts
-/// yielding its core: when both processes share one core, pure spinning
-/// would keep the other from answering until the spin ends.
-const SPIN_BEFORE_YIELD: u32 = 256;
 
 /// The answer carries no error.
 pub(crate) const OUTCOME_OK: u32 = 0;
@@ -238,30 +233,13 @@ impl Mapping {
         mut between: impl FnMut() -> Result<(), E>,
     ) -> Result<u32, E> {
         let (cell, asleep) = self.cells(which);
-        let v = cell.load(Ordering::Acquire);
-        if v != old {
+        let mut v = old;
+        let changed = || {
+            v = cell.load(Ordering::Acquire);
+            v != old
+        };
+        if spin_until(backoff.budget(), changed) {
             return Ok(v);
-        }
-        let spin = backoff.budget();
-        if !spin.is_zero() {
-            let start = Instant::now();
-            let mut n = 0u32;
-            loop {
-                let v = cell.load(Ordering::Acquire);
-                if v != old {
-                    return Ok(v);
-                }
-                n = n.wrapping_add(1);
-                if n < SPIN_BEFORE_YIELD {
-                    std::hint::spin_loop();
-                } else {
-                    // The other side may share this core: let it run.
-                    std::thread::yield_now();
-                }
-                if n.is_multiple_of(64) && start.elapsed() >= spin {
-                    break;
-                }
-            }
         }
         loop {
             asleep.store(1, Ordering::SeqCst);

@@ -40,7 +40,7 @@ fn echo() -> Box<dyn Participant> {
     ))
 }
 
-fn wire(name: &str, from: &str, to: &str, same_step: bool) -> TransferSpec {
+pub(crate) fn wire(name: &str, from: &str, to: &str, same_step: bool) -> TransferSpec {
     TransferSpec {
         name: name.into(),
         same_step,

@@ -8,10 +8,10 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
 
-use lockstep_cosim::{
-    Connect, Cosim, FnParticipant, Mode, Participant, SystemBuilder, TransferSpec, Variable,
-};
+use lockstep_cosim::{Connect, Cosim, FnParticipant, Mode, Participant, SystemBuilder, Variable};
 use lockstep_harness::Micros;
+
+use crate::master::wire;
 
 const MS: Micros = Micros(1000);
 
@@ -53,16 +53,6 @@ fn chaotic(s: Spec) -> Box<dyn Participant> {
             Ok(())
         },
     ))
-}
-
-fn wire(name: &str, from: &str, to: &str, same_step: bool) -> TransferSpec {
-    TransferSpec {
-        name: name.into(),
-        same_step,
-        reads: vec![from.into()],
-        writes: vec![to.into()],
-        ..TransferSpec::default()
-    }
 }
 
 /// Seven participants (periods 1, 1, 1, 2, 3, 1, 1 ms) in a ring of
