@@ -19,7 +19,7 @@ pub mod secondary;
 #[cfg(feature = "zenoh")]
 pub mod zenoh_link;
 
-pub use primary::{Outcome, Primary, PrimaryError, PrimaryOptions};
+pub use primary::{Outcome, Primary, PrimaryError, PrimaryOptions, RoundParts};
 pub use secondary::{Secondary, SecondaryError};
 
 use std::path::PathBuf;

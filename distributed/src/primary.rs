@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use lockstep_fleet::FleetScenario;
 use lockstep_fleet::levels::Levels;
@@ -21,11 +21,10 @@ use lockstep_fleet::separation::{Closest, Encounter, Separation};
 use lockstep_harness::Micros;
 use lockstep_harness::engine::{LogHandle, PlantRunner, finish_log, open_log, shaped_row};
 use lockstep_harness::io::log::LogRow;
-use lockstep_harness::io::persist::{Persist, Reader};
 use lockstep_harness::outcome::report::VehicleOutcome;
 
 use crate::link::{Control, LinkError, PrimaryLink};
-use crate::protocol::{Ack, Arrival, Collision, Step};
+use crate::protocol::{Arrival, Collision, Step};
 
 /// Why a distributed run stopped before its end.
 #[derive(Debug, thiserror::Error)]
@@ -82,6 +81,8 @@ pub struct Outcome {
     pub pinned: Vec<String>,
     /// Wall time of each time-advancing round.
     pub round_times: Vec<Duration>,
+    /// Where those rounds' time went.
+    pub round_parts: RoundParts,
     pub lookahead: lockstep_fleet::run::LookaheadStats,
 }
 
@@ -124,6 +125,7 @@ pub struct Primary<L: PrimaryLink> {
     migrations: u64,
     refused: u64,
     round_times: Vec<Duration>,
+    round_parts: RoundParts,
     interrupt: Option<Arc<AtomicUsize>>,
     /// Called with a line for the user (pause, resume, pinned vehicles).
     notify: Box<dyn FnMut(&str) + Send>,
@@ -224,6 +226,7 @@ impl<L: PrimaryLink> Primary<L> {
             migrations: 0,
             refused: 0,
             round_times: Vec::new(),
+            round_parts: RoundParts::default(),
             interrupt: None,
             notify: Box::new(|_| {}),
         })
@@ -295,6 +298,7 @@ impl<L: PrimaryLink> Primary<L> {
                 .map(|p| p.name.clone())
                 .collect(),
             round_times: self.round_times.clone(),
+            round_parts: self.round_parts,
             lookahead: LookaheadStats {
                 rounds: self.round_times.len() as u64,
                 ..self.lookahead.clone()
@@ -383,9 +387,7 @@ impl<L: PrimaryLink> Primary<L> {
             step.collisions = std::mem::take(&mut self.collisions);
             step.arrivals = std::mem::take(&mut self.arrivals);
             step.affinity = std::mem::take(&mut self.affinity);
-            let started = Instant::now();
-            self.round(step)?;
-            self.round_times.push(started.elapsed());
+            self.timed_round(step)?;
             self.boundary(t);
         }
         self.iteration += 1;
@@ -525,115 +527,6 @@ impl<L: PrimaryLink> Primary<L> {
         }
     }
 
-    /// Sends `step` and collects every secondary's ack (in index order),
-    /// writing the log rows they carry.
-    fn round(&mut self, step: Step) -> Result<Vec<Ack>, PrimaryError> {
-        let n = self.link.secondaries();
-        self.link.broadcast(&step)?;
-        let deadline = Instant::now() + self.options.step_deadline;
-        let mut got: Vec<Option<Ack>> = vec![None; n];
-        let mut left = n;
-        while left > 0 {
-            let now = Instant::now();
-            if now >= deadline {
-                let missing = got.iter().position(Option::is_none).unwrap_or(0);
-                return Err(PrimaryError::Deadline {
-                    peer: self.link.peer_name(missing as u32),
-                    iteration: step.iteration,
-                    deadline: self.options.step_deadline,
-                });
-            }
-            let Some(ack) = self.link.next_ack(deadline - now)? else {
-                continue;
-            };
-            let sender = ack.sender as usize;
-            if !ack.intact() {
-                return Err(PrimaryError::Protocol(format!(
-                    "the ack of {} for step {} fails its digest",
-                    self.link.peer_name(ack.sender),
-                    ack.iteration
-                )));
-            }
-            if ack.iteration != step.iteration || sender >= n || got[sender].is_some() {
-                // Stale (an earlier step's), from no secondary of this run,
-                // or a duplicate: refused.
-                self.refused += 1;
-                continue;
-            }
-            got[sender] = Some(ack);
-            left -= 1;
-        }
-        let acks: Vec<Ack> = got.into_iter().flatten().collect();
-        // A stretch's rows wait for its check (a failure in a stretch is
-        // redone one period at a time, where it comes back).
-        for a in &acks {
-            self.take(a, step.keep)?;
-        }
-        let failure = acks
-            .iter()
-            .filter_map(|a| a.failure.as_ref())
-            .min_by_key(|f| f.performer);
-        if let Some(f) = failure {
-            return Err(PrimaryError::Vehicle(f.message.clone(), f.status));
-        }
-        Ok(acks)
-    }
-
-    /// Positions and log rows from one ack: the rows written, or held
-    /// (`hold`: a stretch not yet checked).
-    fn take(&mut self, a: &Ack, hold: bool) -> Result<(), PrimaryError> {
-        for r in &a.performers {
-            let Some(p) = self.performers.get_mut(r.performer as usize) else {
-                return Err(PrimaryError::Protocol(format!(
-                    "{} reported vehicle {}, which this run does not have",
-                    self.link.peer_name(a.sender),
-                    r.performer
-                )));
-            };
-            p.position = r.position_ned_m;
-            p.positions.clone_from(&r.positions);
-            if r.state.is_none() {
-                p.speed_mps = r.speed_mps;
-                p.accel_mps2 = r.accel_mps2;
-            }
-            if r.row_count == 0 || p.log.is_none() {
-                continue;
-            }
-            let mut reader = Reader::new(&r.rows);
-            for _ in 0..r.row_count {
-                p.row.load(&mut reader).map_err(|e| {
-                    PrimaryError::Protocol(format!("the rows of vehicle `{}`: {e}", p.name))
-                })?;
-                match &mut p.log {
-                    Some((log, _)) if !hold => {
-                        log.write(&p.row).map_err(|e| PrimaryError::Log {
-                            path: log.path().display().to_string(),
-                            reason: e.to_string(),
-                        })?
-                    }
-                    _ => p.pending.push(p.row.clone()),
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Writes the rows received and not yet written.
-    fn write_pending(&mut self) -> Result<(), PrimaryError> {
-        for p in &mut self.performers {
-            let rows = std::mem::take(&mut p.pending);
-            if let Some((log, _)) = &mut p.log {
-                for row in &rows {
-                    log.write(row).map_err(|e| PrimaryError::Log {
-                        path: log.path().display().to_string(),
-                        reason: e.to_string(),
-                    })?;
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// The fleet this primary runs.
     pub fn fleet(&self) -> &FleetScenario {
         &self.fleet
@@ -648,8 +541,12 @@ impl<L: PrimaryLink> Primary<L> {
     }
 }
 
+#[path = "primary_round.rs"]
+mod round;
 #[path = "primary_stretch.rs"]
 mod stretch;
+
+pub use round::RoundParts;
 
 #[cfg(test)]
 #[path = "primary_tests.rs"]

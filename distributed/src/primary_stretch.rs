@@ -10,8 +10,6 @@
 //! held a collision before its end is redone from the secondaries'
 //! snapshots at the plain period (its rows dropped).
 
-use std::time::Instant;
-
 use lockstep_fleet::lookahead::{boundaries, check_stretch, horizon};
 use lockstep_harness::Micros;
 use lockstep_harness::engine::Reach;
@@ -60,10 +58,7 @@ impl<L: PrimaryLink> Primary<L> {
         step.collisions = std::mem::take(&mut self.collisions);
         step.arrivals = std::mem::take(&mut self.arrivals);
         step.affinity = std::mem::take(&mut self.affinity);
-        let started = Instant::now();
-        let ran = self.round(step);
-        self.round_times.push(started.elapsed());
-        match ran {
+        match self.timed_round(step) {
             Ok(_) => {}
             // A vehicle failed in the stretch: redone, the failure comes
             // back at its own boundary (or not at all, as in a plain run).
@@ -114,9 +109,7 @@ impl<L: PrimaryLink> Primary<L> {
         self.iteration += 1;
         let mut redo = self.step_message(times[0].0);
         redo.redo = true;
-        let started = Instant::now();
-        self.round(redo)?;
-        self.round_times.push(started.elapsed());
+        self.timed_round(redo)?;
         self.boundary(times[0]);
         Ok(())
     }

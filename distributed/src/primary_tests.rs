@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use super::*;
-use crate::protocol::{Failure, Report};
+use crate::protocol::{Ack, Failure, Report};
 
 const FLEET: &str = r#"schema_version = 1
 [simulation]
@@ -86,6 +86,8 @@ impl Scripted {
             time_us: step.time_us,
             performers,
             failure: None,
+            // Secondary k "worked" (k + 1) ms on every step.
+            work_us: 1000 * (u64::from(sender) + 1),
             digest: [0; 32],
         }
         .sealed()
@@ -123,8 +125,9 @@ impl PrimaryLink for Scripted {
             let mut a = self.ack(step, s);
             match self.quirk {
                 Quirk::StaleAndDuplicate if step.iteration > 0 => {
-                    let stale = self.ack(self.steps.last().unwrap(), s);
-                    self.queue.push_back(stale);
+                    let mut stale = self.ack(self.steps.last().unwrap(), s);
+                    stale.work_us = 9000;
+                    self.queue.push_back(stale.sealed());
                     self.queue.push_back(a.clone());
                 }
                 Quirk::Damaged if step.iteration == 1 => {
@@ -214,6 +217,9 @@ fn a_run_is_one_round_per_sync_boundary_then_a_stop() {
     // Iteration 0 gives every vehicle to the owner of its level.
     assert_eq!(steps[0].affinity, vec![(0, 0), (1, 0)]);
     assert_eq!(out.refused_acks, 0);
+    // Three time-advancing rounds, the slowest secondary's 2 ms each.
+    assert_eq!(out.round_times.len(), 3);
+    assert_eq!(out.round_parts.secondary, Duration::from_millis(6));
 }
 
 #[test]
@@ -225,6 +231,8 @@ fn stale_and_duplicate_acks_are_refused() {
     // (4 rounds, 2 secondaries); the last secondary's duplicate of the
     // last round comes after the round is complete and is never read.
     assert_eq!(out.refused_acks, 4 * 2 * 2 - 1);
+    // A refused ack's work is not the round's.
+    assert_eq!(out.round_parts.secondary, Duration::from_millis(6));
 }
 
 #[test]

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// The protocol's version: both sides must speak the same.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// A collision found at the last boundary, to act on both vehicles before
 /// they step on.
@@ -107,7 +107,13 @@ pub struct Ack {
     pub time_us: u64,
     pub performers: Vec<Report>,
     pub failure: Option<Failure>,
-    /// SHA-256 of the ack encoded with this field zeroed.
+    /// The secondary's own time on the step, µs: from the step received to
+    /// this ack sealed (a measure of the machine, for the report's round
+    /// parts; never part of the results).
+    pub work_us: u64,
+    /// SHA-256 of the ack encoded with this field zeroed. The last field:
+    /// its 32 bytes end the encoding (postcard writes an array as its
+    /// bytes), which [`Ack::intact`] zeroes instead of copying the ack.
     pub digest: [u8; 32],
 }
 
@@ -122,9 +128,10 @@ impl Ack {
 
     /// Whether the digest matches the body.
     pub fn intact(&self) -> bool {
-        let mut copy = self.clone();
-        copy.digest = [0; 32];
-        let d: [u8; 32] = Sha256::digest(encode(&copy)).into();
+        let mut body = encode(self);
+        let n = body.len() - 32;
+        body[n..].fill(0);
+        let d: [u8; 32] = Sha256::digest(&body).into();
         d == self.digest
     }
 }
@@ -184,6 +191,7 @@ mod tests {
                 outcome: None,
             }],
             failure: None,
+            work_us: 120,
             digest: [0; 32],
         }
         .sealed();
@@ -193,6 +201,11 @@ mod tests {
         let mut bad = ack.clone();
         bad.performers[0].position_ned_m[0] = 1.0000001;
         assert!(!bad.intact());
+        let mut bad = ack.clone();
+        bad.digest[31] ^= 1;
+        assert!(!bad.intact());
+        // The digest's bytes end the encoding (what `intact` relies on).
+        assert!(encode(&ack).ends_with(&ack.digest));
         assert!(decode::<Ack>(&[1, 2]).is_err());
     }
 }

@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::time::Instant;
 
 use lockstep_abi::Isolation;
 use lockstep_fleet::FleetScenario;
@@ -109,7 +110,7 @@ impl<L: SecondaryLink> Secondary<L> {
                 return Err(SecondaryError::Aborted(reason.clone()));
             }
             let stop = step.stop;
-            let ack = self.answer(&step);
+            let ack = self.answer(&step, Instant::now());
             self.link.ack(&ack)?;
             self.rounds += 1;
             if stop {
@@ -128,7 +129,8 @@ impl<L: SecondaryLink> Secondary<L> {
         self.engines.clear();
     }
 
-    fn answer(&mut self, step: &Step) -> Ack {
+    /// The ack of `step`, received at `received`.
+    fn answer(&mut self, step: &Step, received: Instant) -> Ack {
         let me = self.link.index();
         let mut failure = None;
         let mut released: BTreeMap<u32, (Vec<u8>, [f64; 3])> = BTreeMap::new();
@@ -205,6 +207,7 @@ impl<L: SecondaryLink> Secondary<L> {
             time_us: step.time_us,
             performers,
             failure,
+            work_us: received.elapsed().as_micros() as u64,
             digest: [0; 32],
         }
         .sealed()

@@ -207,6 +207,16 @@ fn two_secondaries_on_loopback_give_the_single_process_logs_with_migrations() {
         j["run"]
     );
     assert_eq!(j["run"]["refused_acks"], 0);
+    // Where the rounds' time went: every part measured, together within
+    // the run's wall time.
+    let parts = &j["run"]["round_parts_s"];
+    let part = |k: &str| parts[k].as_f64().unwrap_or_else(|| panic!("{k}: {parts}"));
+    let total: f64 = ["send", "secondary", "transit", "checks", "rows"]
+        .iter()
+        .map(|k| part(k))
+        .sum();
+    assert!(part("secondary") > 0.0 && part("rows") > 0.0, "{parts}");
+    assert!(total < j["wall_time_s"].as_f64().unwrap(), "{parts} {j}");
     let single = run.dir.join("single");
     let one = single_process(&single, "36");
     for k in ["encounters", "closest", "collisions", "simulated_us"] {

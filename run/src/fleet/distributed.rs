@@ -175,7 +175,17 @@ mod imp {
     use std::path::Path;
 
     use super::*;
-    use crate::fleet::{Ending, FleetResult, FleetRun, Percentiles, Rounds};
+    use crate::fleet::{Ending, FleetResult, FleetRun, Percentiles, RoundPartsSeconds, Rounds};
+
+    fn seconds(p: &lockstep_distributed::RoundParts) -> RoundPartsSeconds {
+        RoundPartsSeconds {
+            send: p.send.as_secs_f64(),
+            secondary: p.secondary.as_secs_f64(),
+            transit: p.transit.as_secs_f64(),
+            checks: p.checks.as_secs_f64(),
+            rows: p.rows.as_secs_f64(),
+        }
+    }
 
     fn classify(e: &PrimaryError) -> Classified {
         let (class, part, signal) = match e {
@@ -259,6 +269,7 @@ mod imp {
                                 .map(|d| d.as_secs_f64() * 1e6)
                                 .collect(),
                         ),
+                        round_parts_s: seconds(&out.round_parts),
                     }),
                 },
                 Ok(FleetResult {

@@ -21,7 +21,8 @@ use lockstep_harness::outcome::class::{self, Classified, ErrorClass, Part};
 use lockstep_harness::outcome::report::VehicleOutcome;
 
 pub use report::{
-    EncounterReport, Ending, FleetReport, FleetResult, FleetRun, FleetVehicle, Percentiles, Rounds,
+    EncounterReport, Ending, FleetReport, FleetResult, FleetRun, FleetVehicle, Percentiles,
+    RoundPartsSeconds, Rounds,
 };
 
 use crate::RunError;

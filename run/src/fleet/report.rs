@@ -39,6 +39,25 @@ pub struct Rounds {
     pub pinned: Vec<String>,
     /// Wall time of a time-advancing round, µs.
     pub round_latency_us: Percentiles,
+    /// Where those rounds' wall time went, s, summed over them.
+    pub round_parts_s: RoundPartsSeconds,
+}
+
+/// A distributed run's round time by part (see
+/// `lockstep_distributed::RoundParts`), s.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RoundPartsSeconds {
+    /// The step encoded and handed to the link.
+    pub send: f64,
+    /// The slowest secondary's own work on each step (as its ack says).
+    pub secondary: f64,
+    /// The rest of the wait for the acks: messages in transit and being
+    /// decoded, secondaries that received the step late.
+    pub transit: f64,
+    /// The acks' digests checked.
+    pub checks: f64,
+    /// The acks' rows read and written to the logs (or held).
+    pub rows: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
