@@ -12,21 +12,24 @@ use super::{Primary, PrimaryError};
 use crate::link::PrimaryLink;
 use crate::protocol::{Ack, Step};
 
-/// Where rounds' wall time went, summed over rounds. Together the parts
-/// are the rounds' time but for the primary's bookkeeping between them.
+/// Where rounds' wall time went, summed over them, along each round's
+/// critical path: the step sent, the work of the secondary whose ack came
+/// last, its way back, its check, the rows. The parts of a round add up to
+/// its time (the acks that came earlier were checked while that secondary
+/// still worked).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct RoundParts {
     /// Encoding the step and handing it to the link.
     pub send: Duration,
-    /// The slowest secondary's own work on the step, as its ack says:
-    /// from the step received to the ack sealed (the vehicles stepped, the
-    /// rows encoded).
+    /// The work of the secondary whose ack came last, as its ack says: from
+    /// the step received to the ack built (the vehicles stepped, their rows
+    /// encoded), at most the wait for that ack.
     pub secondary: Duration,
-    /// The rest of the wait for the acks: the step and the acks in
-    /// transit and being decoded, and any secondary that received the step
-    /// late.
+    /// The rest of the wait for the last ack: the step on its way, the ack
+    /// sealed, encoded, on its way back and decoded, and the primary
+    /// checking earlier acks when that delayed taking this one.
     pub transit: Duration,
-    /// Checking the acks' digests.
+    /// Checking the last ack's digest.
     pub checks: Duration,
     /// Reading the acks' rows and writing them to the logs (or holding
     /// them until a stretch is checked).
@@ -44,8 +47,9 @@ impl AddAssign for RoundParts {
 }
 
 impl<L: PrimaryLink> Primary<L> {
-    /// A time-advancing round: its wall time and parts counted (whether
-    /// it succeeded or not).
+    /// A time-advancing round: its wall time and parts counted (also when
+    /// a vehicle failed in it; any other failure ends the run, whose report
+    /// then has no rounds).
     pub(super) fn timed_round(&mut self, step: Step) -> Result<Vec<Ack>, PrimaryError> {
         let started = Instant::now();
         let mut parts = RoundParts::default();
@@ -62,7 +66,8 @@ impl<L: PrimaryLink> Primary<L> {
     }
 
     /// Sends `step` and collects every secondary's ack (in index order),
-    /// writing the log rows they carry; `parts` gets where the time went.
+    /// writing the log rows they carry; `parts` gets where the time went
+    /// (when the round got every ack and its rows).
     fn exchange(&mut self, step: Step, parts: &mut RoundParts) -> Result<Vec<Ack>, PrimaryError> {
         let n = self.link.secondaries();
         let started = Instant::now();
@@ -71,6 +76,8 @@ impl<L: PrimaryLink> Primary<L> {
         let deadline = sent + self.options.step_deadline;
         let mut got: Vec<Option<Ack>> = vec![None; n];
         let mut left = n;
+        // When the last ack was taken from the link, and its work.
+        let mut last = (sent, 0);
         while left > 0 {
             let now = Instant::now();
             if now >= deadline {
@@ -84,11 +91,9 @@ impl<L: PrimaryLink> Primary<L> {
             let Some(ack) = self.link.next_ack(deadline - now)? else {
                 continue;
             };
+            let taken = Instant::now();
             let sender = ack.sender as usize;
-            let checking = Instant::now();
-            let intact = ack.intact();
-            parts.checks += checking.elapsed();
-            if !intact {
+            if !ack.intact() {
                 return Err(PrimaryError::Protocol(format!(
                     "the ack of {} for step {} fails its digest",
                     self.link.peer_name(ack.sender),
@@ -101,20 +106,26 @@ impl<L: PrimaryLink> Primary<L> {
                 self.refused += 1;
                 continue;
             }
-            parts.secondary = parts.secondary.max(Duration::from_micros(ack.work_us));
+            last = (taken, ack.work_us);
             got[sender] = Some(ack);
             left -= 1;
         }
         let collected = Instant::now();
-        parts.send += sent - started;
-        parts.transit += (collected - sent).saturating_sub(parts.secondary + parts.checks);
         let acks: Vec<Ack> = got.into_iter().flatten().collect();
         // A stretch's rows wait for its check (a failure in a stretch is
         // redone one period at a time, where it comes back).
         for a in &acks {
             self.take(a, step.keep)?;
         }
-        parts.rows += collected.elapsed();
+        let waited = last.0 - sent;
+        let work = Duration::from_micros(last.1).min(waited);
+        *parts = RoundParts {
+            send: sent - started,
+            secondary: work,
+            transit: waited - work,
+            checks: collected - last.0,
+            rows: collected.elapsed(),
+        };
         let failure = acks
             .iter()
             .filter_map(|a| a.failure.as_ref())

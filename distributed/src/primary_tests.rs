@@ -151,7 +151,11 @@ impl PrimaryLink for Scripted {
     }
     fn next_ack(&mut self, timeout: Duration) -> Result<Option<Ack>, LinkError> {
         match self.queue.pop_front() {
-            Some(a) => Ok(Some(a)),
+            Some(a) => {
+                // An ack arrives after its secondary's work.
+                std::thread::sleep(Duration::from_micros(a.work_us));
+                Ok(Some(a))
+            }
             None => {
                 std::thread::sleep(timeout.min(Duration::from_millis(5)));
                 Ok(None)
@@ -217,9 +221,18 @@ fn a_run_is_one_round_per_sync_boundary_then_a_stop() {
     // Iteration 0 gives every vehicle to the owner of its level.
     assert_eq!(steps[0].affinity, vec![(0, 0), (1, 0)]);
     assert_eq!(out.refused_acks, 0);
-    // Three time-advancing rounds, the slowest secondary's 2 ms each.
+    // Three time-advancing rounds, secondary 1's ack last with its 2 ms
+    // of work each time; the parts add up to the rounds' time.
     assert_eq!(out.round_times.len(), 3);
-    assert_eq!(out.round_parts.secondary, Duration::from_millis(6));
+    let parts = out.round_parts;
+    assert_eq!(parts.secondary, Duration::from_millis(6));
+    let sum = parts.send + parts.secondary + parts.transit + parts.checks + parts.rows;
+    let rounds: Duration = out.round_times.iter().sum();
+    assert!(
+        sum <= rounds && sum * 10 >= rounds * 9,
+        "{parts:?} {rounds:?}"
+    );
+    assert!(parts.transit >= Duration::from_millis(3), "{parts:?}");
 }
 
 #[test]
@@ -231,7 +244,7 @@ fn stale_and_duplicate_acks_are_refused() {
     // (4 rounds, 2 secondaries); the last secondary's duplicate of the
     // last round comes after the round is complete and is never read.
     assert_eq!(out.refused_acks, 4 * 2 * 2 - 1);
-    // A refused ack's work is not the round's.
+    // A refused ack's work (9 ms) is not the round's.
     assert_eq!(out.round_parts.secondary, Duration::from_millis(6));
 }
 

@@ -108,8 +108,8 @@ pub struct Ack {
     pub performers: Vec<Report>,
     pub failure: Option<Failure>,
     /// The secondary's own time on the step, µs: from the step received to
-    /// this ack sealed (a measure of the machine, for the report's round
-    /// parts; never part of the results).
+    /// this ack built, before its digest (a measure of the machine, for the
+    /// report's round parts; never part of the results).
     pub work_us: u64,
     /// SHA-256 of the ack encoded with this field zeroed. The last field:
     /// its 32 bytes end the encoding (postcard writes an array as its

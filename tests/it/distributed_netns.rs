@@ -205,10 +205,13 @@ fn secondaries_in_another_namespace_give_the_single_process_logs() {
                 );
                 (relay, true)
             }
-            Err(e) => {
-                eprintln!("netem is not available here ({why}) and {e}: no delay");
+            // The relay is the repository's: only a machine without
+            // Python may go without it.
+            Err(e) if Command::new("python3").arg("--version").output().is_err() => {
+                eprintln!("netem is not available here ({why}) nor python3 ({e}): no delay");
                 (listen.clone(), false)
             }
+            Err(e) => panic!("netem is not available here ({why}) and {e}"),
         },
     };
     let dir = TempDir::new("dist-netns");
@@ -282,9 +285,10 @@ fn secondaries_in_another_namespace_give_the_single_process_logs() {
         assert_eq!(report.len(), 4, "{report:?}");
         for l in &report {
             let held: f64 = l
-                .rsplit_once("held ")
-                .and_then(|(_, h)| h.strip_suffix(" ms or more"))
-                .unwrap_or_else(|| panic!("{l}: nothing relayed"))
+                .split_once(", held ")
+                .and_then(|(_, h)| h.split_once(" ms at least"))
+                .unwrap_or_else(|| panic!("{l}: nothing relayed, or not all of it"))
+                .0
                 .parse()
                 .unwrap();
             assert!(held >= DELAY_MS, "{l}");

@@ -207,16 +207,21 @@ fn two_secondaries_on_loopback_give_the_single_process_logs_with_migrations() {
         j["run"]
     );
     assert_eq!(j["run"]["refused_acks"], 0);
-    // Where the rounds' time went: every part measured, together within
-    // the run's wall time.
+    // Where the rounds' time went: the parts add up to the rounds' time,
+    // at least half the rounds times the median round (the other half are
+    // longer), within the run's wall time; the secondaries' work came
+    // through their acks.
     let parts = &j["run"]["round_parts_s"];
     let part = |k: &str| parts[k].as_f64().unwrap_or_else(|| panic!("{k}: {parts}"));
     let total: f64 = ["send", "secondary", "transit", "checks", "rows"]
         .iter()
         .map(|k| part(k))
         .sum();
-    assert!(part("secondary") > 0.0 && part("rows") > 0.0, "{parts}");
+    let rounds = j["lookahead"]["rounds"].as_f64().unwrap();
+    let median = j["run"]["round_latency_us"]["p50"].as_f64().unwrap() * 1e-6;
+    assert!(total >= 0.45 * rounds * median, "{parts} {j}");
     assert!(total < j["wall_time_s"].as_f64().unwrap(), "{parts} {j}");
+    assert!(part("secondary") > 0.0, "{parts}");
     let single = run.dir.join("single");
     let one = single_process(&single, "36");
     for k in ["encounters", "closest", "collisions", "simulated_us"] {

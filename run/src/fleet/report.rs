@@ -43,20 +43,21 @@ pub struct Rounds {
     pub round_parts_s: RoundPartsSeconds,
 }
 
-/// A distributed run's round time by part (see
-/// `lockstep_distributed::RoundParts`), s.
+/// A distributed run's round time by part, along each round's critical
+/// path (see `lockstep_distributed::RoundParts`), s; the parts add up to
+/// the rounds' time.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct RoundPartsSeconds {
     /// The step encoded and handed to the link.
     pub send: f64,
-    /// The slowest secondary's own work on each step (as its ack says).
+    /// The work of the secondary whose ack came last (as its ack says).
     pub secondary: f64,
-    /// The rest of the wait for the acks: messages in transit and being
-    /// decoded, secondaries that received the step late.
+    /// The rest of the wait for that ack: the messages on their way,
+    /// sealed, encoded and decoded.
     pub transit: f64,
-    /// The acks' digests checked.
+    /// The last ack's digest checked.
     pub checks: f64,
-    /// The acks' rows read and written to the logs (or held).
+    /// The acks' rows read, and written to the logs or held.
     pub rows: f64,
 }
 
