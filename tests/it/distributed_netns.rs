@@ -144,7 +144,10 @@ impl Pair {
 
 impl Drop for Pair {
     fn drop(&mut self) {
-        self.relay_report(0);
+        if let Some((mut relay, _)) = self.relay.take() {
+            let _ = relay.kill();
+            let _ = relay.wait();
+        }
         // The veth pair goes with its namespaces.
         for n in &self.names {
             let _ = ip(&["netns", "del", n]);
