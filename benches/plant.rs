@@ -300,7 +300,7 @@ fn isolated() -> Isolation {
 /// The isolated mode, busy-waiting up to `spin` for an answer.
 fn isolated_spinning(spin: Duration) -> Isolation {
     Isolation::Process(IsolationOptions {
-        host: Some(env!("CARGO_BIN_EXE_lockstep-autopilot-host").into()),
+        host: Some(env!("CARGO_BIN_EXE_lockstep").into()),
         spin,
         ..IsolationOptions::default()
     })

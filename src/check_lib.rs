@@ -5,14 +5,14 @@ use std::process::ExitCode;
 
 use lockstep_abi::LayoutVerdict;
 use lockstep_abi::ffi::{LOCKSTEP_AP_CAP_REENTRANT, LOCKSTEP_AUTOPILOT_ABI_VERSION};
-use lockstep_abi::isolate::{host_path, probe};
+use lockstep_abi::isolate::{host_program, probe};
 
 /// Probes the library in a host process (a library that crashes, exits or
 /// hangs while loading is a verdict, not the end of this process) and
 /// prints the report. Exit status: 0 usable, 1 not usable, 2 the probe
 /// itself could not run.
 pub fn run(path: &Path, call_timeout: std::time::Duration) -> ExitCode {
-    let host = match host_path(None) {
+    let host = match host_program(None) {
         Ok(h) => h,
         Err(e) => {
             warn!("lockstep check-lib: {e}");

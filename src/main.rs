@@ -252,6 +252,20 @@ pub(crate) fn positive_seconds(s: &str) -> Result<f64, String> {
 }
 
 fn main() -> ExitCode {
+    // The isolated autopilot's host is this binary started again
+    // (`lockstep --serve MEMFD LIFELINE SPIN_NS`): no second file to build
+    // or install.
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    if args.first().map(String::as_str) == Some(lockstep_abi::isolate::SERVE_FLAG) {
+        let status = lockstep_abi::isolate::host_serve(&args);
+        return ExitCode::from(u8::try_from(status).unwrap_or(1));
+    }
+    if let Ok(own) = lockstep_abi::isolate::HostProgram::this_executable() {
+        lockstep_abi::isolate::set_own_host(own);
+    }
     let cli = Cli::parse();
     match cli.command {
         Command::CheckLib { path, call_timeout } => {

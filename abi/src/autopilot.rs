@@ -94,7 +94,7 @@ impl Autopilot {
     /// in this process or in a child process as `isolation` says.
     ///
     /// In-process, the library is first probed in a child process when the
-    /// host executable is available (see [`crate::isolate::host_path`]), so
+    /// host is available (see [`crate::isolate::host_program`]), so
     /// that a library whose initialisers crash or exit is reported instead
     /// of taking the harness down.
     pub fn open(
@@ -105,7 +105,7 @@ impl Autopilot {
         check_config(config)?;
         match isolation {
             Isolation::InProcess => {
-                if let Ok(host) = crate::isolate::host_path(None) {
+                if let Ok(host) = crate::isolate::host_program(None) {
                     match crate::isolate::probe(&host, path, None) {
                         Ok(report) => {
                             report.problem_free()?;

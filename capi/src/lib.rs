@@ -27,6 +27,7 @@ pub mod cosim;
 mod options;
 pub mod plant;
 mod registry;
+mod serve;
 pub mod sim;
 pub mod types;
 

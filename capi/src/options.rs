@@ -36,7 +36,9 @@ pub(crate) unsafe fn setup(options: *const lockstep_options) -> Result<Setup, Fa
         })?,
     };
     // SAFETY: as above.
-    let host = unsafe { optional_path(o.autopilot_host_path, "options.autopilot_host_path") }?;
+    let host = unsafe { optional_path(o.autopilot_host_path, "options.autopilot_host_path") }?
+        .map(lockstep_abi::isolate::HostProgram::new);
+    crate::serve::declare_own_host();
     let isolation = match o.isolation {
         LOCKSTEP_ISOLATION_IN_PROCESS => Isolation::InProcess,
         LOCKSTEP_ISOLATION_PROCESS => Isolation::Process(lockstep_abi::IsolationOptions {

@@ -29,8 +29,10 @@ pub struct lockstep_options {
     /// The autopilot library (a path); NULL: the bundled reference
     /// autopilot (the one `lockstep fly` flies by default).
     pub autopilot_path: *const c_char,
-    /// The `lockstep-autopilot-host` executable for the isolated mode; NULL
-    /// looks for it in `LOCKSTEP_AUTOPILOT_HOST`, then next to the running
+    /// The program that hosts the autopilot in the isolated mode (run as
+    /// `PROGRAM --serve ...`: the `lockstep` binary or `liblockstep.so`);
+    /// NULL: the one `LOCKSTEP_AUTOPILOT_HOST` names, else liblockstep.so
+    /// itself (x86_64 Linux), else `lockstep` next to the running
     /// executable.
     pub autopilot_host_path: *const c_char,
     /// Write the CSV flight log here (the scenario needs a `log` cadence);

@@ -314,8 +314,10 @@ typedef struct lockstep_options {
    */
   const char *autopilot_path;
   /**
-   * The `lockstep-autopilot-host` executable for the isolated mode; NULL
-   * looks for it in `LOCKSTEP_AUTOPILOT_HOST`, then next to the running
+   * The program that hosts the autopilot in the isolated mode (run as
+   * `PROGRAM --serve ...`: the `lockstep` binary or `liblockstep.so`);
+   * NULL: the one `LOCKSTEP_AUTOPILOT_HOST` names, else liblockstep.so
+   * itself (x86_64 Linux), else `lockstep` next to the running
    * executable.
    */
   const char *autopilot_host_path;

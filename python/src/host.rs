@@ -33,17 +33,15 @@ pub fn launcher(py: Python<'_>) -> PyResult<(std::path::PathBuf, Vec<OsString>)>
     Ok((exe, args))
 }
 
-/// Isolation options whose host is this interpreter running this module,
-/// unless `LOCKSTEP_AUTOPILOT_HOST` names a host executable.
+/// Isolation options whose host is this interpreter running this module:
+/// declared as this process's own host (`LOCKSTEP_AUTOPILOT_HOST` still
+/// names another, see `lockstep_abi::isolate::host_program`).
 pub fn options(py: Python<'_>) -> PyResult<IsolationOptions> {
-    let mut o = IsolationOptions::default();
-    if std::env::var_os(lockstep_abi::isolate::HOST_ENV).is_some() {
-        return Ok(o);
+    if lockstep_abi::isolate::own_host().is_none() {
+        let (program, args) = launcher(py)?;
+        lockstep_abi::isolate::set_own_host(lockstep_abi::isolate::HostProgram { program, args });
     }
-    let (exe, args) = launcher(py)?;
-    o.host = Some(exe);
-    o.host_args = args;
-    Ok(o)
+    Ok(IsolationOptions::default())
 }
 
 /// A child process's program (the harness starts it; never called by
@@ -52,7 +50,9 @@ pub fn options(py: Python<'_>) -> PyResult<IsolationOptions> {
 #[pyfunction]
 pub fn _child(args: Vec<String>) -> i32 {
     match args.split_first() {
-        Some((first, _)) if first == "--serve" => lockstep_abi::isolate::host_serve(&args),
+        Some((first, _)) if first == lockstep_abi::isolate::SERVE_FLAG => {
+            lockstep_abi::isolate::host_serve(&args)
+        }
         Some((first, rest)) if first == "montecarlo-run" => lockstep_run::batch::worker::main(rest),
         _ => {
             eprintln!("lockstep: a child process of the harness, started by it only");

@@ -167,7 +167,7 @@ fn contents(
 /// capabilities, read in a child process so a broken library cannot take
 /// this one down).
 fn reentrant(autopilot: &Path) -> Result<bool, String> {
-    let host = lockstep_abi::isolate::host_path(None).map_err(|e| e.to_string())?;
+    let host = lockstep_abi::isolate::host_program(None).map_err(|e| e.to_string())?;
     let report = lockstep_abi::isolate::probe(&host, autopilot, None)
         .and_then(|r| r.problem_free())
         .map_err(|e| e.to_string())?;

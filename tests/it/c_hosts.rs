@@ -8,7 +8,9 @@
 //! - the C++17 RAII wrapper (fleet.cpp) flies several vehicles at once;
 //! - every error path gives its status and message, also under
 //!   AddressSanitizer and UBSan (double free, stale and never-created
-//!   handles, NULL, wrong struct sizes).
+//!   handles, NULL, wrong struct sizes);
+//! - isolated.c flies its autopilot in a child process with nothing but
+//!   liblockstep.so beside it: the library is its own host.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,7 +19,7 @@ use lockstep_abi::Isolation;
 use lockstep_harness::engine::Engine;
 use lockstep_harness::inputs::scenario::Scenario;
 
-use crate::common::{BUNDLED, TempDir};
+use crate::common::{BUNDLED, TempDir, broken};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -39,13 +41,17 @@ fn lib_dir() -> PathBuf {
 
 /// Compiles one host program; `sanitize` adds ASan and UBSan.
 fn compile(source: &str, out: &Path, sanitize: bool) {
+    compile_against(source, out, sanitize, &lib_dir());
+}
+
+/// Compiles one host program linked to the liblockstep.so in `lib`.
+fn compile_against(source: &str, out: &Path, sanitize: bool, lib: &Path) {
     let cpp = source.ends_with(".cpp");
     let compiler = if cpp {
         std::env::var("CXX").unwrap_or_else(|_| "c++".into())
     } else {
         std::env::var("CC").unwrap_or_else(|_| "cc".into())
     };
-    let lib = lib_dir();
     let mut c = Command::new(&compiler);
     c.arg(if cpp { "-std=c++17" } else { "-std=c11" })
         .args(["-Wall", "-Wextra", "-Werror", "-g"])
@@ -55,7 +61,7 @@ fn compile(source: &str, out: &Path, sanitize: bool) {
         .arg("-o")
         .arg(out)
         .arg("-L")
-        .arg(&lib)
+        .arg(lib)
         .arg("-llockstep")
         .arg(format!("-Wl,-rpath,{}", lib.display()));
     if cpp {
@@ -328,4 +334,79 @@ fn the_hosts_are_clean_under_address_and_undefined_behaviour_sanitizers() {
         compile(source, &exe, true);
         run(&exe, &args);
     }
+}
+
+/// The report line of isolated.c's output.
+fn report_of(out: &str) -> serde_json::Value {
+    out.lines()
+        .find_map(|l| l.strip_prefix("report "))
+        .and_then(|l| l.split_once(' '))
+        .map(|(_, json)| serde_json::from_str(json).unwrap())
+        .unwrap_or_else(|| panic!("a report line in\n{out}"))
+}
+
+#[test]
+fn liblockstep_so_alone_hosts_an_isolated_autopilot() {
+    // The library copied alone into its own directory, the program into
+    // another: no `lockstep` binary anywhere near, no environment naming a
+    // host. The library runs itself as the host (`liblockstep.so --serve`).
+    let dir = TempDir::new("c-isolated");
+    let lib = dir.join("lib");
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&lib).unwrap();
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::copy(lib_dir().join("liblockstep.so"), lib.join("liblockstep.so")).unwrap();
+    let exe = bin.join("isolated");
+    compile_against("isolated.c", &exe, false, &lib);
+    let fly = |scenario: &str, autopilot: &str| {
+        let o = Command::new(&exe)
+            .args([scenario, autopilot, "5000000"])
+            .current_dir(root())
+            .env_remove("LD_LIBRARY_PATH")
+            .env_remove("LOCKSTEP_AUTOPILOT_HOST")
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(
+            o.status.success() && out.ends_with("ok\n"),
+            "{}: {out}\n{}",
+            o.status,
+            String::from_utf8_lossy(&o.stderr)
+        );
+        out
+    };
+    let out = fly(SCENARIO, BUNDLED);
+    assert!(!out.contains("stopped"), "{out}");
+    let report = report_of(&out);
+    assert_eq!(report["isolated"], true, "{out}");
+    assert_eq!(report["simulated_us"], 5_000_000, "{out}");
+    // A library that crashes in its step is a status in this program, which
+    // goes on: the crash happened in the library's own host process.
+    let idle = crate::common::idle_scenario(dir.path(), "idle.toml", 10.0, 10);
+    let segv = broken("step_segv");
+    let out = fly(idle.to_str().unwrap(), segv.to_str().unwrap());
+    assert!(
+        out.contains("stopped LOCKSTEP_ERR_AUTOPILOT ") && out.contains("SIGSEGV"),
+        "{out}"
+    );
+    assert_eq!(report_of(&out)["isolated"], true, "{out}");
+}
+
+#[test]
+fn liblockstep_so_run_as_a_program_says_what_it_is() {
+    let o = Command::new(lib_dir().join("liblockstep.so"))
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        format!(
+            "liblockstep.so: the lockstep harness's C library (include/lockstep/harness.h), \
+             version {}; run as a program only by the library itself, to host an autopilot \
+             in isolation\n",
+            env!("CARGO_PKG_VERSION")
+        )
+    );
 }

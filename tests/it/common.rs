@@ -227,8 +227,9 @@ pub fn example_scenario(edits: &[(&str, &str)]) -> lockstep_harness::inputs::sce
 
 /// The `lockstep` executable cargo built for these tests.
 pub const LOCKSTEP: &str = env!("CARGO_BIN_EXE_lockstep");
-/// The isolated mode's host executable.
-pub const HOST: &str = env!("CARGO_BIN_EXE_lockstep-autopilot-host");
+/// The isolated mode's host: the `lockstep` binary itself (`lockstep
+/// --serve ...`).
+pub const HOST: &str = LOCKSTEP;
 
 /// A fresh, empty directory under the system's temp dir, world-traversable,
 /// removed (with everything in it) on drop.

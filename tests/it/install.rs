@@ -1,6 +1,9 @@
 //! A relocated binary (as `cargo install` leaves it, far from the source
 //! tree) flies its default scenario with the bundled autopilot, which it
-//! writes into its cache; shell completions.
+//! writes into its cache; shell completions. The binary is copied alone:
+//! no default path depends on a file that `cargo run` does not build (the
+//! isolated autopilot's host and Monte Carlo's workers are the binary
+//! itself).
 
 use std::process::Command;
 
@@ -8,14 +11,11 @@ use crate::common::*;
 
 const REPO: &str = env!("CARGO_MANIFEST_DIR");
 
-/// Copies `lockstep` and its host into `dir/bin`.
+/// Copies `lockstep`, and nothing else, into `dir/bin`.
 fn install(dir: &TempDir) -> std::path::PathBuf {
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
-    for exe in [LOCKSTEP, HOST] {
-        let name = std::path::Path::new(exe).file_name().unwrap();
-        std::fs::copy(exe, bin.join(name)).unwrap();
-    }
+    std::fs::copy(LOCKSTEP, bin.join("lockstep")).unwrap();
     bin.join("lockstep")
 }
 
@@ -26,7 +26,7 @@ fn a_relocated_binary_flies_its_default_scenario_from_its_cache() {
     let cache = dir.join("cache");
     let fly = || {
         ran(Command::new(&lockstep)
-            .args(["fly", "--duration", "5", "--json"])
+            .args(["fly", "--duration", "5", "--json", "--out", "run"])
             .current_dir(dir.path())
             .env("LOCKSTEP_IGNORE_BUILD_TREE", "1")
             .env("XDG_CACHE_HOME", &cache)
@@ -40,8 +40,19 @@ fn a_relocated_binary_flies_its_default_scenario_from_its_cache() {
     let bundle = scenario.parent().unwrap().parent().unwrap().to_path_buf();
     assert!(bundle.starts_with(cache.join("lockstep")), "{bundle:?}");
     assert_eq!(autopilot, bundle.join("liblockstep_autopilot.so"));
-    assert_eq!(j["isolated"], true, "the host next to the binary is found");
+    assert_eq!(j["isolated"], true, "the binary is its own host");
     assert_eq!(j["outcome"], "completed");
+    // Everything `--out` writes, with nothing but the binary.
+    for f in [
+        "log.csv",
+        "log.csv.json",
+        "flight.png",
+        "flight.svg",
+        "flight.html",
+        "summary.json",
+    ] {
+        assert!(dir.join("run").join(f).is_file(), "{f}");
+    }
     // The bundle holds the very files of the source tree.
     assert_eq!(
         std::fs::read(&scenario).unwrap(),
@@ -116,9 +127,44 @@ fn a_relocated_binary_flies_its_default_scenario_from_its_cache() {
     let r = ran(Command::new(&lockstep)
         .arg("check-lib")
         .env("LOCKSTEP_IGNORE_BUILD_TREE", "1")
-        .env("XDG_CACHE_HOME", &cache));
+        .env("XDG_CACHE_HOME", &cache)
+        .env_remove("LOCKSTEP_AUTOPILOT_HOST"));
     assert_eq!(r.code(), 0, "{r}");
     assert!(r.stdout.contains(autopilot.to_str().unwrap()), "{r}");
+    // A Monte Carlo batch: its workers are the binary too.
+    let r = ran(Command::new(&lockstep)
+        .args([
+            "montecarlo",
+            "--runs",
+            "2",
+            "--jobs",
+            "2",
+            "--workers",
+            "processes",
+        ])
+        .args(["-q", "--out", "mc"])
+        .arg(bundle.join("scenarios/montecarlo.toml"))
+        .current_dir(dir.path())
+        .env("LOCKSTEP_IGNORE_BUILD_TREE", "1")
+        .env("XDG_CACHE_HOME", &cache)
+        .env_remove("LOCKSTEP_AUTOPILOT_HOST"));
+    assert!(r.code() == 0 || r.code() == 3, "{r}");
+    let runs = std::fs::read_to_string(dir.join("mc/runs.csv")).unwrap();
+    assert_eq!(runs.lines().count(), 3, "{runs}");
+}
+
+#[test]
+fn the_hidden_serve_mode_is_not_for_people() {
+    let r = lockstep(&["--serve"]);
+    assert_eq!(r.code(), 2, "{r}");
+    assert_eq!(
+        r.stderr,
+        "lockstep: `--serve` is how the harness starts itself to run an autopilot library in \
+         isolation; it is not run by hand\n"
+    );
+    // Not among the commands a person is shown.
+    let help = lockstep(&["--help"]);
+    assert!(!help.stdout.contains("--serve"), "{help}");
 }
 
 #[test]

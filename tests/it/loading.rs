@@ -436,7 +436,7 @@ fn probing_constructors_that_crash_or_exit_reports_them() {
             "the autopilot exited with status 0 in library load: the library ended its process",
         ),
     ] {
-        let err = probe(Path::new(HOST), &broken(case), None).expect_err(case);
+        let err = probe(&HOST.into(), &broken(case), None).expect_err(case);
         match &err {
             AbiError::Crashed {
                 function,
@@ -494,7 +494,7 @@ fn a_constructor_that_hangs_is_stopped_by_the_watchdog() {
         ..IsolationOptions::default()
     };
     let start = Instant::now();
-    let err = probe(Path::new(HOST), &broken("ctor_hang"), Some(&options))
+    let err = probe(&HOST.into(), &broken("ctor_hang"), Some(&options))
         .expect_err("a hanging constructor is an error");
     let took = start.elapsed();
     assert!(

@@ -1,7 +1,8 @@
 //! The host process: loads the library, runs its instance, answers the
 //! harness's requests on the channel. Started by the harness only.
 //!
-//! `lockstep-autopilot-host --serve MEMFD LIFELINE SPIN_NS`: MEMFD is the
+//! `HOST --serve MEMFD LIFELINE SPIN_NS` (HOST: `lockstep`,
+//! `liblockstep.so` or Python on the extension module): MEMFD is the
 //! shared channel, LIFELINE the read end of a pipe whose write end only the
 //! harness holds (end of file there means the harness is gone, and the host
 //! exits at once), SPIN_NS how long to busy-wait for a request before
@@ -20,19 +21,13 @@ use crate::instance::{Instance, check_config};
 use crate::library::AutopilotLibrary;
 use crate::{AbiError, MAX_MISSION_ITEMS, ffi};
 
-/// The host executable's program; returns its exit status.
-pub fn host_main() -> i32 {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    host_serve(&args)
-}
-
 /// The host's program for `args` (`--serve MEMFD LIFELINE SPIN_NS`, as the
-/// harness passes them after [`super::IsolationOptions::host_args`]);
-/// returns its exit status. For a launcher that runs the host from
-/// elsewhere (lockstep's Python extension module).
+/// harness passes them after [`super::HostProgram::args`]); returns its exit
+/// status. Every front end's serve mode calls it: `lockstep --serve`,
+/// `liblockstep.so --serve`, Python's child.
 pub fn host_serve(args: &[String]) -> i32 {
     let parsed = match args {
-        [flag, mem, life, spin] if flag == "--serve" => {
+        [flag, mem, life, spin] if flag == super::SERVE_FLAG => {
             match (mem.parse::<i32>(), life.parse::<i32>(), spin.parse::<u64>()) {
                 (Ok(m), Ok(l), Ok(s)) if m > 2 && l > 2 => Some((m, l, s)),
                 _ => None,
@@ -42,13 +37,20 @@ pub fn host_serve(args: &[String]) -> i32 {
     };
     let Some((mem, life, spin)) = parsed else {
         eprintln!(
-            "{}: the lockstep harness starts this program to run an autopilot library in \
-             isolation; it is not run by hand",
-            super::HOST_NAME
+            "lockstep: `--serve` is how the harness starts itself to run an autopilot library in \
+             isolation; it is not run by hand"
         );
         return 2;
     };
     crate::crash::disable_handler();
+    // The library's faults end this process with the signal the kernel
+    // sends, whatever program serves as the host: a stack overflow is a
+    // SIGSEGV, not the abort that Rust's runtime (in `lockstep`) makes it.
+    for sig in [libc::SIGSEGV, libc::SIGBUS] {
+        // SAFETY: restoring a signal's default disposition; no handler
+        // runs.
+        unsafe { libc::signal(sig, libc::SIG_DFL) };
+    }
     watch_lifeline(life);
     // SAFETY: the harness passed this descriptor, open across exec, for
     // this process to own.
@@ -56,17 +58,14 @@ pub fn host_serve(args: &[String]) -> i32 {
     let map = match Mapping::map(&file) {
         Ok(m) => m,
         Err(e) => {
-            eprintln!("{}: cannot map the channel: {e}", super::HOST_NAME);
+            eprintln!("lockstep --serve: cannot map the channel: {e}");
             return 3;
         }
     };
     // SAFETY: the mapping holds a whole channel; the harness wrote the
     // magic before starting this process.
     if unsafe { addr_of!((*map.ptr()).magic).read() } != MAGIC {
-        eprintln!(
-            "{}: the channel is not a lockstep channel",
-            super::HOST_NAME
-        );
+        eprintln!("lockstep --serve: the channel is not a lockstep channel");
         return 3;
     }
     serve(&map, Duration::from_nanos(spin))

@@ -1,18 +1,27 @@
-//! Isolation: the autopilot library runs in a child process, the *host*
-//! (`lockstep-autopilot-host`), and exchanges frames with the harness
-//! through shared memory ([`channel`]). The harness keeps time, plant and
-//! log; a crash, `exit` or hang of the library ends the run with an error
-//! naming the signal or exit status, the function and the simulated time,
-//! and the harness goes on to write everything up to that boundary.
+//! Isolation: the autopilot library runs in a child process, the *host*,
+//! and exchanges frames with the harness through shared memory
+//! ([`channel`]). The harness keeps time, plant and log; a crash, `exit` or
+//! hang of the library ends the run with an error naming the signal or exit
+//! status, the function and the simulated time, and the harness goes on to
+//! write everything up to that boundary.
+//!
+//! The host is no file of its own: each front end starts *itself* again in
+//! a serve mode ([`host_serve`]). The `lockstep` binary runs as
+//! `lockstep --serve ...`, the C ABI's `liblockstep.so` is an executable
+//! shared library that serves the same way, and Python runs its interpreter
+//! on its extension module. A front end declares its own program once
+//! ([`set_own_host`]); [`host_program`] says which host a run starts.
 //!
 //! - [`Isolation`] chooses the mode; [`IsolationOptions`] hold the watchdog's
 //!   limits.
 //! - [`probe`] loads a library in a host process and returns what
 //!   `check-lib` prints: a library whose initialisers crash or exit is a
 //!   report, not the end of the harness.
-//! - [`host_main`] is the host executable's whole program.
+//! - [`host_serve`] is the host's whole program.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use crate::AbiError;
@@ -22,13 +31,88 @@ mod channel;
 mod host;
 mod remote;
 
-pub use host::{host_main, host_serve};
+pub use host::host_serve;
 pub(crate) use remote::Remote;
 
-/// The host executable's file name.
-pub const HOST_NAME: &str = "lockstep-autopilot-host";
-/// The environment variable that names the host executable.
+/// The argument that starts a host's serve mode (`PROGRAM ARGS... --serve
+/// MEMFD LIFELINE SPIN_NS`).
+pub const SERVE_FLAG: &str = "--serve";
+/// The environment variable that names the host program: the `lockstep`
+/// binary, `liblockstep.so`, or any program that serves like them.
 pub const HOST_ENV: &str = "LOCKSTEP_AUTOPILOT_HOST";
+/// The program looked for next to the running executable when this process
+/// has no host of its own (a test executable, a C program linked with
+/// `liblockstep.a`).
+pub const SIBLING_NAME: &str = "lockstep";
+
+/// A program that runs as the host: started as `program args... --serve
+/// MEMFD LIFELINE SPIN_NS`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostProgram {
+    /// The executable.
+    pub program: PathBuf,
+    /// The arguments before `--serve` (a launcher's: a Python interpreter
+    /// running lockstep's extension module).
+    pub args: Vec<OsString>,
+}
+
+impl HostProgram {
+    /// `program` with no arguments of its own.
+    pub fn new(program: impl Into<PathBuf>) -> HostProgram {
+        HostProgram {
+            program: program.into(),
+            args: Vec::new(),
+        }
+    }
+
+    /// The running executable, started again: `/proc/self/exe` where the
+    /// system has it (the very file this process runs, even after a rebuild
+    /// replaced or removed it), else its path.
+    pub fn this_executable() -> Result<HostProgram, AbiError> {
+        let proc = Path::new("/proc/self/exe");
+        if proc.exists() {
+            return Ok(HostProgram::new(proc));
+        }
+        std::env::current_exe()
+            .map(HostProgram::new)
+            .map_err(|e| AbiError::HostUnavailable {
+                reason: format!("cannot locate the running executable: {e}"),
+            })
+    }
+}
+
+impl From<&str> for HostProgram {
+    fn from(p: &str) -> HostProgram {
+        HostProgram::new(p)
+    }
+}
+
+impl From<PathBuf> for HostProgram {
+    fn from(p: PathBuf) -> HostProgram {
+        HostProgram::new(p)
+    }
+}
+
+impl From<&Path> for HostProgram {
+    fn from(p: &Path) -> HostProgram {
+        HostProgram::new(p)
+    }
+}
+
+static OWN_HOST: OnceLock<HostProgram> = OnceLock::new();
+
+/// Declares this process's own host: the front end's program started again
+/// in its serve mode (the `lockstep` binary, the C ABI's shared library,
+/// Python's interpreter on the extension module). The first declaration
+/// holds; returns whether this one did.
+pub fn set_own_host(host: HostProgram) -> bool {
+    OWN_HOST.set(host).is_ok()
+}
+
+/// This process's own host, if a front end declared one.
+pub fn own_host() -> Option<&'static HostProgram> {
+    OWN_HOST.get()
+}
 
 /// Where an autopilot instance runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,12 +147,8 @@ pub struct IsolationOptions {
     /// used only while the machine has about a core for every runnable task;
     /// on a busy machine both sides sleep at once (see `channel::Backoff`).
     pub spin: Duration,
-    /// The host executable; `None` looks it up (see [`host_path`]).
-    pub host: Option<PathBuf>,
-    /// Arguments the host executable takes before `--serve`: for a launcher
-    /// that runs the host's program ([`host_serve`]) from elsewhere, such as
-    /// a Python interpreter running it from lockstep's extension module.
-    pub host_args: Vec<std::ffi::OsString>,
+    /// The host program; `None` looks it up (see [`host_program`]).
+    pub host: Option<HostProgram>,
 }
 
 impl Default for IsolationOptions {
@@ -78,41 +158,50 @@ impl Default for IsolationOptions {
             call_timeout: Duration::from_secs(60),
             spin: Duration::from_micros(50),
             host: None,
-            host_args: Vec::new(),
         }
     }
 }
 
-/// The host executable: `explicit` when given, else the file named by
-/// `LOCKSTEP_AUTOPILOT_HOST`, else `lockstep-autopilot-host` next to the
-/// running executable or in its parent directory (where cargo puts binaries
-/// for test executables in `deps/`).
-pub fn host_path(explicit: Option<&Path>) -> Result<PathBuf, AbiError> {
-    if let Some(p) = explicit {
-        return existing(p).ok_or_else(|| AbiError::HostUnavailable {
-            reason: format!("{} does not exist", p.display()),
-        });
+/// The host a run starts: `explicit` when given, else the program named by
+/// `LOCKSTEP_AUTOPILOT_HOST`, else this process's own ([`set_own_host`]),
+/// else `lockstep` next to the running executable or in its parent
+/// directory (where cargo puts the binaries for the test executables in
+/// `deps/`).
+pub fn host_program(explicit: Option<&HostProgram>) -> Result<HostProgram, AbiError> {
+    if let Some(h) = explicit {
+        return match existing(&h.program) {
+            Some(_) => Ok(h.clone()),
+            None => Err(AbiError::HostUnavailable {
+                reason: format!("{} does not exist", h.program.display()),
+            }),
+        };
     }
     if let Some(p) = std::env::var_os(HOST_ENV) {
         let p = PathBuf::from(p);
-        return existing(&p).ok_or_else(|| AbiError::HostUnavailable {
-            reason: format!("{HOST_ENV}={} names no file", p.display()),
-        });
+        return existing(&p)
+            .map(HostProgram::new)
+            .ok_or_else(|| AbiError::HostUnavailable {
+                reason: format!("{HOST_ENV}={} names no file", p.display()),
+            });
+    }
+    if let Some(h) = own_host() {
+        return Ok(h.clone());
     }
     let exe = std::env::current_exe().map_err(|e| AbiError::HostUnavailable {
         reason: format!("cannot locate the running executable: {e}"),
     })?;
     let mut tried = Vec::new();
     for dir in exe.ancestors().skip(1).take(2) {
-        let p = dir.join(HOST_NAME);
+        let p = dir.join(SIBLING_NAME);
         if let Some(p) = existing(&p) {
-            return Ok(p);
+            return Ok(HostProgram::new(p));
         }
         tried.push(p.display().to_string());
     }
     Err(AbiError::HostUnavailable {
         reason: format!(
-            "{HOST_NAME} not found (looked for {}); install it next to the harness or set {HOST_ENV}",
+            "this program ({}) cannot serve as the autopilot's host, and no {SIBLING_NAME} binary is next to it (looked for {}); set {HOST_ENV} to the lockstep binary or to liblockstep.so, or run the autopilot in-process",
+            exe.display(),
             tried.join(" and ")
         ),
     })
@@ -127,7 +216,7 @@ fn existing(p: &Path) -> Option<PathBuf> {
 /// A library that crashes, exits or hangs while loading is an
 /// [`AbiError::Crashed`] in `library load`.
 pub fn probe(
-    host: &Path,
+    host: &HostProgram,
     path: &Path,
     options: Option<&IsolationOptions>,
 ) -> Result<Report, AbiError> {

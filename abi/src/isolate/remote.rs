@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::IsolationOptions;
 use super::channel::{Mapping, OUTCOME_ERROR, OUTCOME_OK, Op, Slot};
+use super::{HostProgram, IsolationOptions};
 use crate::backoff::Backoff;
 use crate::crash::{Function, signal_name};
 use crate::library::Report;
@@ -54,8 +54,12 @@ fn host_error(what: &str, e: std::io::Error) -> AbiError {
 }
 
 impl Remote {
-    /// Starts a host process (`host --serve MEMFD LIFELINE`).
-    pub(crate) fn start(host: &Path, options: &IsolationOptions) -> Result<Remote, AbiError> {
+    /// Starts a host process (`program args... --serve MEMFD LIFELINE
+    /// SPIN_NS`).
+    pub(crate) fn start(
+        host: &HostProgram,
+        options: &IsolationOptions,
+    ) -> Result<Remote, AbiError> {
         let (map, memfd) = Mapping::create().map_err(|e| host_error("shared memory", e))?;
         let mut fds = [0; 2];
         // SAFETY: pipe2 writes two descriptors into the array on success.
@@ -66,9 +70,9 @@ impl Remote {
         let (life_r, life_w) =
             unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
         let (mem_raw, life_raw) = (memfd.as_raw_fd(), life_r.as_raw_fd());
-        let mut cmd = Command::new(host);
-        cmd.args(&options.host_args)
-            .arg("--serve")
+        let mut cmd = Command::new(&host.program);
+        cmd.args(&host.args)
+            .arg(super::SERVE_FLAG)
             .arg(mem_raw.to_string())
             .arg(life_raw.to_string())
             .arg(options.spin.as_nanos().to_string())
@@ -97,7 +101,7 @@ impl Remote {
         }
         let child = cmd
             .spawn()
-            .map_err(|e| host_error(&format!("cannot run {}", host.display()), e))?;
+            .map_err(|e| host_error(&format!("cannot run {}", host.program.display()), e))?;
         drop(life_r);
         drop(memfd);
         Ok(Remote {
@@ -119,7 +123,7 @@ impl Remote {
         config: &ffi::lockstep_autopilot_config,
         options: &IsolationOptions,
     ) -> Result<Remote, AbiError> {
-        let host = super::host_path(options.host.as_deref())?;
+        let host = super::host_program(options.host.as_ref())?;
         let mut r = Remote::start(&host, options)?;
         r.send_path(path)?;
         r.call(Op::Load, Function::Load, None)?;

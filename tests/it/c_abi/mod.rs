@@ -13,11 +13,9 @@ use lockstep::lockstep_status::{self, *};
 use lockstep::sim::*;
 use lockstep::*;
 
-use crate::common::{BUNDLED, LOCKSTEP, SINGLE_INSTANCE, TempDir, broken, idle_scenario};
+use crate::common::{BUNDLED, HOST, LOCKSTEP, SINGLE_INSTANCE, TempDir, broken, idle_scenario};
 
 mod checked_at_the_call;
-
-const HOST: &str = env!("CARGO_BIN_EXE_lockstep-autopilot-host");
 
 pub(crate) fn c(s: &str) -> CString {
     CString::new(s).unwrap()
