@@ -618,15 +618,21 @@ pub struct Signalled {
     /// The child's process id (from the run's first stderr line).
     pub pid: u32,
     pub status: std::process::ExitStatus,
-    /// From the signal to the run's end.
+    /// From the signal to the run's end (its outputs written: plots and
+    /// pages take a debug build a second or more).
     pub took: std::time::Duration,
+    /// From the signal to the signalled process gone: the run noticed the
+    /// loss and reaped it, before writing its outputs.
+    pub noticed: std::time::Duration,
     /// The run's stderr after its first line.
     pub stderr: Vec<String>,
 }
 
 /// Starts `cmd` (stderr piped), whose first stderr line is `<prefix><pid>`
-/// (a process it started), lets it run 2.5 s, sends `signal` to that
-/// process and waits at most 6 s for the run to end.
+/// of a process it started; after 2.5 s sends `signal` to that process and
+/// waits (at most 6 s) for the run to end, noting when the signalled
+/// process was gone (reaped by the run: a killed child stays a zombie, and
+/// a stopped one stays, until then).
 pub fn signal_its_child(cmd: &mut std::process::Command, prefix: &str, signal: i32) -> Signalled {
     use std::io::{BufRead, BufReader};
     use std::time::{Duration, Instant};
@@ -642,17 +648,23 @@ pub fn signal_its_child(cmd: &mut std::process::Command, prefix: &str, signal: i
     assert!(child.try_wait().unwrap().is_none(), "the run ended early");
     sys::send(pid, signal).unwrap();
     let sent = Instant::now();
+    let mut noticed = None;
     let status = loop {
+        if noticed.is_none() && sys::send(pid, 0).is_err() {
+            noticed = Some(sent.elapsed());
+        }
         if let Some(s) = child.try_wait().unwrap() {
             break s;
         }
         assert!(sent.elapsed() < Duration::from_secs(6), "no end within 6 s");
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(5));
     };
+    let took = sent.elapsed();
     Signalled {
         pid,
         status,
-        took: sent.elapsed(),
+        took,
+        noticed: noticed.unwrap_or(took),
         stderr: lines.map_while(Result::ok).collect(),
     }
 }

@@ -156,9 +156,15 @@ fn lose_a_participant(name: &str, signal: i32) {
         "lockstep cosim: participant `charlie` runs in process ",
         signal,
     );
-    let (pid, status, took, rest) = (r.pid, r.status, r.took, r.stderr);
+    let (pid, status, noticed, rest) = (r.pid, r.status, r.noticed, r.stderr);
     assert_eq!(status.code(), Some(1), "{rest:?}");
-    assert!(took < Duration::from_secs(3), "took {took:?}");
+    // Noticed (the process reaped) within the lease (1 s) plus zenoh's
+    // detection; the run's end after it writes the outputs, which a debug
+    // build on a busy machine takes seconds over (not the lease's concern).
+    assert!(
+        noticed < Duration::from_secs(3),
+        "noticed after {noticed:?}"
+    );
     let last = rest.last().cloned().unwrap_or_default();
     assert!(
         last.starts_with("lockstep cosim: participant `charlie` failed in step at ")

@@ -185,3 +185,47 @@ fn completions_cover_the_commands() {
     let r = lockstep(&["completions", "tcsh"]);
     assert_eq!(r.code(), 2, "{r}");
 }
+
+/// Participants in processes of their own (`cosim --process`) are the
+/// binary too, each hosting its vehicle's autopilot isolated (the default):
+/// a relocated binary alone runs them.
+#[cfg(feature = "distributed")]
+#[test]
+fn a_relocated_binary_serves_its_own_participants_and_their_autopilots() {
+    let dir = TempDir::new("install-cosim");
+    let lockstep = install(&dir);
+    let src = examples().join("cosim");
+    let text = std::fs::read_to_string(src.join("radio_swarm.toml"))
+        .unwrap()
+        .replacen("duration_s = 45.0", "duration_s = 3.0", 1);
+    std::fs::copy(src.join("vehicle.toml"), dir.join("vehicle.toml")).unwrap();
+    std::fs::create_dir_all(dir.join("missions")).unwrap();
+    for e in std::fs::read_dir(src.join("missions")).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), dir.join("missions").join(e.file_name())).unwrap();
+    }
+    std::fs::write(dir.join("swarm.toml"), text).unwrap();
+    let r = ran(Command::new(&lockstep)
+        .args([
+            "cosim",
+            "swarm.toml",
+            "--process",
+            "bravo",
+            "-q",
+            "-o",
+            "out",
+        ])
+        .args(["--network-lease", "1"])
+        .current_dir(dir.path())
+        .env("LOCKSTEP_IGNORE_BUILD_TREE", "1")
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .env_remove("LOCKSTEP_AUTOPILOT_HOST"));
+    assert_eq!(r.code(), 0, "{r}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out/summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["reached_us"], 3_000_000, "{summary}");
+    assert_eq!(summary["error"], serde_json::Value::Null, "{summary}");
+    // bravo's log is written by its own process.
+    assert!(dir.join("out/bravo.csv").is_file());
+}

@@ -113,12 +113,17 @@ fn lose_the_dispatcher(name: &str, signal: i32) {
         "lockstep orchestrate: model `dispatcher` runs in process ",
         signal,
     );
-    let (pid, status, took, rest) = (r.pid, r.status, r.took, r.stderr);
+    let (pid, status, noticed, rest) = (r.pid, r.status, r.noticed, r.stderr);
     let last = rest.last().cloned().unwrap_or_default();
     assert_eq!(status.code(), Some(1), "{rest:?}");
-    // Liveliness: the lease (1 s) plus the zenoh's detection and the
-    // orchestrator's next timestamp.
-    assert!(took < Duration::from_secs(3), "took {took:?}");
+    // Liveliness: noticed (the process reaped) within the lease (1 s) plus
+    // zenoh's detection and the orchestrator's next timestamp. The run ends
+    // after drawing its outputs, which took a debug build up to 2.2 s more
+    // (the end at 3.0-3.2 s after the signal failed a bound on it).
+    assert!(
+        noticed < Duration::from_secs(3),
+        "noticed after {noticed:?}"
+    );
     assert!(
         last.starts_with("lockstep orchestrate: model `dispatcher`")
             && last.contains(&format!(
