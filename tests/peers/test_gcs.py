@@ -169,6 +169,95 @@ def test_mavsdk_flies_a_mission_to_the_end_and_lands(tmp_path):
     assert log_bytes(str(tmp_path / "replayed")) == log_bytes(out)
 
 
+def test_mavsdk_reports_the_vehicle_healthy_and_armable_and_a_gps_dropout_as_it_happens(tmp_path):
+    """MAVSDK derives its health flags from SYS_STATUS (present and healthy
+    gyro, accelerometer, magnetometer, GPS bits; the prearm check's health
+    for is_armable) and HOME_POSITION: all True once the vehicle has its
+    first GPS fix. A GPS dropout at 12 s (simulated) clears the GPS bit and
+    the prearm check, announced by STATUSTEXT, until it is cleared at 20 s."""
+    out = str(tmp_path / "live")
+    port = free_udp_port()
+    duration, speed = 30, 2
+    events = ('events=[{ at_s = 12.0, action = "sensor_dropout", sensor = "gps" }, '
+              '{ at_s = 20.0, action = "sensor_clear", sensor = "gps" }]')
+    result = str(tmp_path / "health.json")
+    client = subprocess.Popen(
+        [sys.executable, os.path.join(PEERS, "mavsdk_health.py"), "--port", str(port),
+         "--seconds", str(duration / speed + 2), "--out", result],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1)  # MAVSDK listens before the vehicle's first HEARTBEAT
+    run = vehicle(out, port, duration, speed, ["--set", events])
+    try:
+        _, err = client.communicate(timeout=120)
+        assert client.returncode == 0, err
+        stdout, _ = run.communicate(timeout=120)
+    finally:
+        client.kill()
+        run.kill()
+    r = json.load(open(result))
+    assert r["connected"], r
+    # Every flag True (is_armable too) before the dropout, and
+    # health_all_ok True again at the end.
+    assert r["first_all_ok_s"] is not None and r["first_all_ok_s"] < 12 / speed, r
+    assert r["health_all_ok"] is True, r
+    lost = [h for h in r["health"] if not h["global"]]
+    assert lost, r["health"]
+    assert all(not h["armable"] for h in lost), lost
+    # After its first SYS_STATUS, MAVSDK never saw the IMU or the compass
+    # unhealthy (only the GPS failed).
+    ok_since = [h for h in r["health"] if h["t"] >= r["first_all_ok_s"]]
+    assert all(h["gyro"] and h["accel"] and h["mag"] for h in ok_since), r["health"]
+    texts = [s["text"] for s in r["status_texts"]]
+    i = texts.index("GPS unhealthy: no samples (dropout)")
+    assert "Not ready to arm: a sensor or part is unhealthy" in texts[i:], texts
+    j = texts.index("GPS healthy", i)
+    assert "Ready to arm" in texts[j:], texts
+    report = json.loads(stdout)
+    assert report["error"] is None, report["error"]
+
+
+def test_sys_status_bits_follow_the_faults_as_pymavlink_reads_them(tmp_path):
+    """SYS_STATUS present/enabled/health bits and GPS_RAW_INT as a
+    pymavlink client reads them: the sensors present, enabled and healthy
+    (the geofence's health bit set: MAVProxy announces a breach when it
+    falls), a GPS dropout clearing the GPS and prearm bits and reporting no
+    fix, each at its time."""
+    from pymavlink import mavutil
+    mav = mavutil.mavlink
+    out = str(tmp_path / "bits")
+    port = free_udp_port()
+    events = 'events=[{ at_s = 4.0, action = "sensor_dropout", sensor = "gps" }]'
+    run = vehicle(out, port, 8, 2, ["--set", events])
+    try:
+        m = pymavlink_session(port)
+        sensors = (mav.MAV_SYS_STATUS_SENSOR_3D_GYRO | mav.MAV_SYS_STATUS_SENSOR_3D_ACCEL
+                   | mav.MAV_SYS_STATUS_SENSOR_3D_MAG | mav.MAV_SYS_STATUS_SENSOR_ABSOLUTE_PRESSURE
+                   | mav.MAV_SYS_STATUS_SENSOR_GPS | mav.MAV_SYS_STATUS_AHRS
+                   | mav.MAV_SYS_STATUS_SENSOR_MOTOR_OUTPUTS | mav.MAV_SYS_STATUS_SENSOR_BATTERY
+                   | mav.MAV_SYS_STATUS_PREARM_CHECK)
+        ok = wait(m, "SYS_STATUS", lambda s: s.onboard_control_sensors_health & sensors == sensors,
+                  timeout=30)
+        assert ok.onboard_control_sensors_present & sensors == sensors
+        assert ok.onboard_control_sensors_enabled & sensors == sensors
+        assert ok.onboard_control_sensors_health & mav.MAV_SYS_STATUS_GEOFENCE
+        assert not ok.onboard_control_sensors_present & mav.MAV_SYS_STATUS_GEOFENCE
+        fix = wait(m, "GPS_RAW_INT", lambda g: g.fix_type == 3)
+        assert fix.satellites_visible >= 6
+        text = wait(m, "STATUSTEXT", lambda t: t.text.startswith("GPS unhealthy"), timeout=30)
+        assert text.text == "GPS unhealthy: no samples (dropout)"
+        assert text.severity == mav.MAV_SEVERITY_CRITICAL
+        lost = wait(m, "SYS_STATUS",
+                    lambda s: not s.onboard_control_sensors_health & mav.MAV_SYS_STATUS_SENSOR_GPS)
+        assert not lost.onboard_control_sensors_health & mav.MAV_SYS_STATUS_PREARM_CHECK
+        assert lost.onboard_control_sensors_health & mav.MAV_SYS_STATUS_SENSOR_3D_GYRO
+        nofix = wait(m, "GPS_RAW_INT")
+        assert nofix.fix_type == mav.GPS_FIX_TYPE_NO_FIX and nofix.satellites_visible == 0, nofix
+        stdout, _ = run.communicate(timeout=120)
+    finally:
+        run.kill()
+    assert json.loads(stdout)["error"] is None
+
+
 def test_bad_datagrams_are_ignored_and_counted_and_the_vehicle_still_answers(tmp_path):
     from pymavlink.dialects.v20 import common as mav
     out = str(tmp_path / "bad")

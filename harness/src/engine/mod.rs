@@ -52,6 +52,7 @@ pub use migration::LogHandle;
 pub use options::{RunOptions, cores};
 pub use plant_runner::PlantRunner;
 pub use reach::Reach;
+pub use vehicle::{FaultsInForce, SensorFaultKind};
 
 use vehicle::Vehicle;
 use world::World;
@@ -384,6 +385,11 @@ impl Engine {
             p.x[layout.soc(j)] = 1.0;
             p.x[layout.v1(j)] = 0.0;
         }
+    }
+
+    /// The faults in force on the vehicle now (sensors, motors, batteries).
+    pub fn faults_in_force(&self) -> FaultsInForce {
+        self.vehicle.faults_in_force()
     }
 
     /// The vehicle has crashed (or collided) so far in this run.

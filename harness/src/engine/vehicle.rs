@@ -41,6 +41,53 @@ impl Default for FaultState {
     }
 }
 
+/// The faults in force on a vehicle, as a flight stack's health report
+/// sees them (what `SYS_STATUS`'s health bits and a ground station's
+/// sensor list say).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FaultsInForce {
+    /// A sensor fault (dropout, freeze or bias step) on each of the IMU,
+    /// the magnetometer, the barometer, the GPS and the estimator.
+    pub sensors: [SensorFaultKind; 5],
+    /// Rotors whose motor has failed.
+    pub motors_failed: u32,
+    /// Batteries disconnected from the bus.
+    pub batteries_disconnected: u32,
+}
+
+/// What a sensor fault does, the worst first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SensorFaultKind {
+    /// No fault.
+    #[default]
+    None,
+    /// No samples at all.
+    Dropout,
+    /// Samples frozen at their last value.
+    Freeze,
+    /// Samples offset by a bias step.
+    Bias,
+}
+
+impl SensorFaultKind {
+    /// Whether a fault is in force.
+    pub fn is_fault(self) -> bool {
+        self != SensorFaultKind::None
+    }
+
+    fn of(f: &SensorFault) -> SensorFaultKind {
+        if f.dropout {
+            SensorFaultKind::Dropout
+        } else if f.freeze {
+            SensorFaultKind::Freeze
+        } else if f.bias != 0.0 {
+            SensorFaultKind::Bias
+        } else {
+            SensorFaultKind::None
+        }
+    }
+}
+
 /// What is due for a vehicle at a boundary.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct VehicleDue {
@@ -77,6 +124,19 @@ impl Vehicle {
             on_ground: true,
             outputs: PlantOutputs::default(),
             motor_override: None,
+        }
+    }
+
+    /// The faults in force now (set by the events up to this boundary).
+    pub(crate) fn faults_in_force(&self) -> FaultsInForce {
+        let f = &self.faults;
+        let n = self.physics.plant.rotors.len();
+        let nb = self.physics.plant.batteries.len();
+        FaultsInForce {
+            sensors: f.sensors.each_ref().map(SensorFaultKind::of),
+            motors_failed: f.motor_failed[..n].iter().filter(|&&x| x).count() as u32,
+            batteries_disconnected: f.battery_disconnected[..nb].iter().filter(|&&x| x).count()
+                as u32,
         }
     }
 

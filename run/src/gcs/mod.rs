@@ -14,6 +14,7 @@
 #![allow(deprecated)]
 
 mod endpoint;
+mod health;
 pub mod input;
 mod mission;
 pub mod modes;
@@ -29,6 +30,7 @@ use mavlink::{MavHeader, Message};
 
 pub use endpoint::Endpoint;
 use endpoint::Link;
+use health::Health;
 use input::{Input, Recorder, Replay};
 use mission::MissionServer;
 pub use modes::Style;
@@ -73,6 +75,8 @@ pub struct Gcs {
     header: MavHeader,
     next_due: [u64; STREAMS.len()],
     home: Option<Home>,
+    /// The health last announced.
+    health: Health,
     mission: MissionServer,
     /// The mission item last reported current, and whether the mission was
     /// finished (for MISSION_ITEM_REACHED).
@@ -117,6 +121,7 @@ impl Gcs {
             },
             next_due: [0; STREAMS.len()],
             home: None,
+            health: Health::assumed(),
             mission: MissionServer::new(options.style == Style::ArduPilot),
             reported: (-1, false),
             recorder,
@@ -169,11 +174,22 @@ impl Gcs {
             }
         }
         self.progress(engine);
+        let health = Health::of(engine);
+        for (severity, text) in health.changes(&self.health) {
+            self.announce(severity, &text);
+        }
+        self.health = health;
         for (k, (stream, period)) in STREAMS.iter().enumerate() {
             if now >= self.next_due[k] {
                 let home = self.home.expect("set above");
-                let msg =
-                    telemetry::message(engine, *stream, self.style, &home, self.mission.home_first);
+                let msg = telemetry::message(
+                    engine,
+                    *stream,
+                    self.style,
+                    &home,
+                    self.mission.home_first,
+                    &self.health,
+                );
                 self.broadcast(&msg);
                 self.next_due[k] = (now / period + 1) * period;
             }
@@ -556,6 +572,11 @@ impl Gcs {
 
     /// A STATUSTEXT (error) to every ground station.
     fn status_text(&mut self, text: &str) {
+        self.announce(MavSeverity::MAV_SEVERITY_ERROR, text);
+    }
+
+    /// A STATUSTEXT of `severity` to every ground station.
+    fn announce(&mut self, severity: MavSeverity, text: &str) {
         // STATUSTEXT holds 50 bytes: cut at a character boundary.
         let mut end = text.len().min(50);
         while !text.is_char_boundary(end) {
@@ -563,7 +584,7 @@ impl Gcs {
         }
         let t = &text[..end];
         let msg = MavMessage::STATUSTEXT(STATUSTEXT_DATA {
-            severity: MavSeverity::MAV_SEVERITY_ERROR,
+            severity,
             text: t.into(),
             ..Default::default()
         });

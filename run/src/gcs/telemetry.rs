@@ -8,6 +8,7 @@ use lockstep_abi::ffi::*;
 use lockstep_harness::engine::Engine;
 use mavlink::dialects::common::*;
 
+use super::health::Health;
 use super::modes::{Style, custom_mode};
 
 /// The streams and their periods (µs of simulated time).
@@ -149,13 +150,14 @@ pub(crate) fn landed(engine: &Engine) -> bool {
     engine.sensor_frame().landed == 1
 }
 
-/// The message of one stream now.
+/// The message of one stream now, with the vehicle's `health`.
 pub(crate) fn message(
     engine: &Engine,
     stream: Stream,
     style: Style,
     home: &Home,
     home_first: bool,
+    health: &Health,
 ) -> MavMessage {
     let now = engine.now().0;
     let ms = (now / 1000) as u32;
@@ -166,6 +168,9 @@ pub(crate) fn message(
     match stream {
         Stream::Heartbeat => heartbeat(engine, style),
         Stream::SysStatus => MavMessage::SYS_STATUS(SYS_STATUS_DATA {
+            onboard_control_sensors_present: health.present,
+            onboard_control_sensors_enabled: health.enabled,
+            onboard_control_sensors_health: health.healthy,
             voltage_battery: (b.voltage_v * 1000.0).round().clamp(0.0, 65_534.0) as u16,
             current_battery: (b.current_a * 100.0).round().clamp(-1.0, 32_767.0) as i16,
             battery_remaining: (b.remaining * 100.0).round().clamp(0.0, 100.0) as i8,
@@ -245,6 +250,10 @@ pub(crate) fn message(
         }),
         Stream::GpsRaw => {
             let g = &frame.gps;
+            // A GPS that delivers nothing reports no fix (its last sample
+            // stays in the frame the autopilot no longer sees refreshed).
+            let dropped = engine.faults_in_force().sensors[3]
+                == lockstep_harness::engine::SensorFaultKind::Dropout;
             let [vn, ve] = [f64::from(g.vel_ned_mps[0]), f64::from(g.vel_ned_mps[1])];
             MavMessage::GPS_RAW_INT(GPS_RAW_INT_DATA {
                 time_usec: g.timestamp_us,
@@ -255,14 +264,20 @@ pub(crate) fn message(
                 epv: (g.epv_m * 100.0).round().clamp(0.0, 65_534.0) as u16,
                 vel: (vn.hypot(ve) * 100.0).round().min(65_534.0) as u16,
                 cog: u16::MAX,
-                fix_type: if g.fix_type == LOCKSTEP_GPS_FIX_3D {
+                fix_type: if dropped {
+                    GpsFixType::GPS_FIX_TYPE_NO_FIX
+                } else if g.fix_type == LOCKSTEP_GPS_FIX_3D {
                     GpsFixType::GPS_FIX_TYPE_3D_FIX
                 } else if g.fix_type == LOCKSTEP_GPS_FIX_2D {
                     GpsFixType::GPS_FIX_TYPE_2D_FIX
                 } else {
                     GpsFixType::GPS_FIX_TYPE_NO_FIX
                 },
-                satellites_visible: g.satellites.min(255) as u8,
+                satellites_visible: if dropped {
+                    0
+                } else {
+                    g.satellites.min(255) as u8
+                },
                 ..Default::default()
             })
         }
