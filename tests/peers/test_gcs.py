@@ -258,6 +258,56 @@ def test_sys_status_bits_follow_the_faults_as_pymavlink_reads_them(tmp_path):
     assert json.loads(stdout)["error"] is None
 
 
+def test_requests_for_messages_home_and_time_are_answered(tmp_path):
+    """REQUEST_MESSAGE for any message the vehicle sends (and
+    PROTOCOL_VERSION), MAVProxy's older GET_HOME_POSITION, TIMESYNC with the
+    simulated time, SYSTEM_TIME streamed (Unix time 0: unknown); a request
+    for a message the vehicle does not send is answered unsupported."""
+    from pymavlink import mavutil
+    out = str(tmp_path / "requests")
+    port = free_udp_port()
+    run = vehicle(out, port, 30, 1)
+    try:
+        m = pymavlink_session(port)
+        mav = mavutil.mavlink  # MAVLink 2's, once the session switched to it
+
+        def request(command, *params):
+            p = list(params) + [0] * (7 - len(params))
+            m.mav.command_long_send(1, 1, command, 0, *p)
+            return wait(m, "COMMAND_ACK", lambda a: a.command == command, timeout=10)
+
+        for msg_id, kind in [(mav.MAVLINK_MSG_ID_SYS_STATUS, "SYS_STATUS"),
+                             (mav.MAVLINK_MSG_ID_GPS_RAW_INT, "GPS_RAW_INT"),
+                             (mav.MAVLINK_MSG_ID_HOME_POSITION, "HOME_POSITION")]:
+            ack = request(mav.MAV_CMD_REQUEST_MESSAGE, msg_id)
+            assert ack.result == mav.MAV_RESULT_ACCEPTED, (kind, ack)
+            wait(m, kind, timeout=5)
+        # PROTOCOL_VERSION (300): pymavlink's common dialect has no
+        # definition of it, so only the answer is checked here.
+        ack = request(mav.MAV_CMD_REQUEST_MESSAGE, 300)
+        assert ack.result == mav.MAV_RESULT_ACCEPTED, ack
+        ack = request(mav.MAV_CMD_REQUEST_MESSAGE, mav.MAVLINK_MSG_ID_ADSB_VEHICLE)
+        assert ack.result == mav.MAV_RESULT_UNSUPPORTED, ack
+        ack = request(mav.MAV_CMD_GET_HOME_POSITION)
+        assert ack.result == mav.MAV_RESULT_ACCEPTED, ack
+        home = wait(m, "HOME_POSITION", timeout=5)
+        assert abs(home.latitude / 1e7 - HOME[0]) < 1e-6, home
+        m.mav.timesync_send(0, 123456789)
+        sync = wait(m, "TIMESYNC", lambda t: t.ts1 == 123456789, timeout=5)
+        clock = wait(m, "SYSTEM_TIME", timeout=5)
+        assert clock.time_unix_usec == 0
+        # Both are the simulated time (ns and ms since the run's start).
+        assert 0 < sync.tc1 <= 30_000_000_000, sync
+        assert abs(clock.time_boot_ms - sync.tc1 / 1e6) < 2000, (clock, sync)
+        stdout, _ = run.communicate(timeout=120)
+    finally:
+        run.kill()
+    report = json.loads(stdout)
+    assert report["error"] is None
+    assert any("REQUEST_MESSAGE for messages this vehicle does not send" in n
+               for n in report["link_notes"]), report["link_notes"]
+
+
 def test_bad_datagrams_are_ignored_and_counted_and_the_vehicle_still_answers(tmp_path):
     from pymavlink.dialects.v20 import common as mav
     out = str(tmp_path / "bad")

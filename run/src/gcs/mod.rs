@@ -268,6 +268,19 @@ impl Gcs {
         self.links[link].heard(from);
         match msg {
             MavMessage::HEARTBEAT(_) => {}
+            // A time-sync request (tc1 = 0) addressed to us or to all is
+            // answered with our time in ns: the simulated time.
+            MavMessage::TIMESYNC(t)
+                if t.tc1 == 0 && (t.target_system == 0 || t.target_system == SYSTEM) =>
+            {
+                let reply = MavMessage::TIMESYNC(TIMESYNC_DATA {
+                    tc1: i64::try_from(now.saturating_mul(1000)).unwrap_or(i64::MAX),
+                    ts1: t.ts1,
+                    target_system: sender.0,
+                    target_component: sender.1,
+                });
+                self.send(link, &reply);
+            }
             MavMessage::COMMAND_LONG(c) if Self::for_us(c.target_system) => {
                 let p = [
                     c.param1, c.param2, c.param3, c.param4, c.param5, c.param6, c.param7,
@@ -430,15 +443,22 @@ impl Gcs {
             return Ok(());
         }
         match command {
-            MAV_CMD_REQUEST_MESSAGE if p[0] as u32 == 148 => {
-                self.send(link, &ack(MavResult::MAV_RESULT_ACCEPTED));
-                self.send(link, &self.autopilot_version());
-            }
+            MAV_CMD_REQUEST_MESSAGE => match self.requested(p[0], engine) {
+                Some(msg) => {
+                    self.send(link, &ack(MavResult::MAV_RESULT_ACCEPTED));
+                    self.send(link, &msg);
+                }
+                None => {
+                    self.send(link, &ack(MavResult::MAV_RESULT_UNSUPPORTED));
+                    self.ignore("REQUEST_MESSAGE for messages this vehicle does not send");
+                }
+            },
             MAV_CMD_REQUEST_AUTOPILOT_CAPABILITIES => {
                 self.send(link, &ack(MavResult::MAV_RESULT_ACCEPTED));
                 self.send(link, &self.autopilot_version());
             }
-            MAV_CMD_REQUEST_MESSAGE if p[0] as u32 == 242 => {
+            // The older request MAVProxy sends (MAV_CMD_GET_HOME_POSITION).
+            MAV_CMD_GET_HOME_POSITION => {
                 self.send(link, &ack(MavResult::MAV_RESULT_ACCEPTED));
                 let home = self.home.expect("set before inputs");
                 self.send(link, &home.message(now));
@@ -453,6 +473,33 @@ impl Gcs {
             }
         }
         Ok(())
+    }
+
+    /// The message `REQUEST_MESSAGE` asks for by its id (param 1), now:
+    /// any message this vehicle sends; `None` for one it does not.
+    fn requested(&self, id: f32, engine: &Engine) -> Option<MavMessage> {
+        use mavlink::MessageData;
+        if !(id.is_finite() && id >= 0.0 && id.fract() == 0.0) {
+            return None;
+        }
+        let id = id as u32;
+        let home = self.home.expect("set before inputs");
+        Some(match id {
+            AUTOPILOT_VERSION_DATA::ID => self.autopilot_version(),
+            HOME_POSITION_DATA::ID => home.message(engine.now().0),
+            PROTOCOL_VERSION_DATA::ID => telemetry::protocol_version(),
+            _ => {
+                let (stream, _) = STREAMS.iter().find(|(s, _)| s.message_id() == id)?;
+                telemetry::message(
+                    engine,
+                    *stream,
+                    self.style,
+                    &home,
+                    self.mission.home_first,
+                    &self.health,
+                )
+            }
+        })
     }
 
     fn autopilot_version(&self) -> MavMessage {

@@ -12,7 +12,7 @@ use super::health::Health;
 use super::modes::{Style, custom_mode};
 
 /// The streams and their periods (µs of simulated time).
-pub(crate) const STREAMS: [(Stream, u64); 9] = [
+pub(crate) const STREAMS: [(Stream, u64); 10] = [
     (Stream::Heartbeat, 1_000_000),
     (Stream::SysStatus, 1_000_000),
     (Stream::Attitude, 100_000),
@@ -22,6 +22,7 @@ pub(crate) const STREAMS: [(Stream, u64); 9] = [
     (Stream::ExtendedSysState, 500_000),
     (Stream::GpsRaw, 200_000),
     (Stream::MissionCurrent, 500_000),
+    (Stream::SystemTime, 1_000_000),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +36,27 @@ pub(crate) enum Stream {
     ExtendedSysState,
     GpsRaw,
     MissionCurrent,
+    SystemTime,
+}
+
+impl Stream {
+    /// The MAVLink id of the stream's message (what `REQUEST_MESSAGE`
+    /// names).
+    pub(crate) fn message_id(self) -> u32 {
+        use mavlink::MessageData;
+        match self {
+            Stream::Heartbeat => HEARTBEAT_DATA::ID,
+            Stream::SysStatus => SYS_STATUS_DATA::ID,
+            Stream::Attitude => ATTITUDE_DATA::ID,
+            Stream::GlobalPosition => GLOBAL_POSITION_INT_DATA::ID,
+            Stream::LocalPosition => LOCAL_POSITION_NED_DATA::ID,
+            Stream::Battery => BATTERY_STATUS_DATA::ID,
+            Stream::ExtendedSysState => EXTENDED_SYS_STATE_DATA::ID,
+            Stream::GpsRaw => GPS_RAW_INT_DATA::ID,
+            Stream::MissionCurrent => MISSION_CURRENT_DATA::ID,
+            Stream::SystemTime => SYSTEM_TIME_DATA::ID,
+        }
+    }
 }
 
 /// Where the vehicle was at the start: its home.
@@ -282,7 +304,23 @@ pub(crate) fn message(
             })
         }
         Stream::MissionCurrent => mission_current(act, u16::from(home_first)),
+        // No calendar in a lockstep run: the Unix time is 0, "unknown".
+        Stream::SystemTime => MavMessage::SYSTEM_TIME(SYSTEM_TIME_DATA {
+            time_unix_usec: 0,
+            time_boot_ms: ms,
+        }),
     }
+}
+
+/// PROTOCOL_VERSION: MAVLink 2 (200), also speaking 1 (100).
+pub(crate) fn protocol_version() -> MavMessage {
+    MavMessage::PROTOCOL_VERSION(PROTOCOL_VERSION_DATA {
+        version: 200,
+        min_version: 100,
+        max_version: 200,
+        spec_version_hash: [0; 8],
+        library_version_hash: [0; 8],
+    })
 }
 
 /// MISSION_CURRENT: the item being flown (the last one once finished),
