@@ -53,6 +53,18 @@ static inline void print_state(const lockstep_truth *t) {
   printf("\n");
 }
 
+/* Prints the report of a run that has ended as `report BYTES {...}`:
+   asks its length (LOCKSTEP_ERR_BUFFER with a NULL buffer), then reads it. */
+static inline void print_report(lockstep_sim *sim) {
+  size_t report_len = 0;
+  EXPECT(lockstep_sim_report(sim, NULL, 0, &report_len), LOCKSTEP_ERR_BUFFER);
+  char *report = malloc(report_len + 1);
+  if (report == NULL) exit(1);
+  CHECK(lockstep_sim_report(sim, report, report_len + 1, &report_len));
+  printf("report %zu %s\n", report_len, report);
+  free(report);
+}
+
 /* The library this program was compiled against is the one it runs with. */
 static inline void host_check_version(void) {
   if (lockstep_harness_abi_version() != LOCKSTEP_HARNESS_ABI_VERSION) {

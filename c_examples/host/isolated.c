@@ -45,13 +45,7 @@ int main(int argc, char **argv) {
   } else {
     CHECK(lockstep_sim_finish(sim));
   }
-  size_t report_len = 0;
-  EXPECT(lockstep_sim_report(sim, NULL, 0, &report_len), LOCKSTEP_ERR_BUFFER);
-  char *report = malloc(report_len + 1);
-  if (report == NULL) return 1;
-  CHECK(lockstep_sim_report(sim, report, report_len + 1, &report_len));
-  printf("report %zu %s\n", report_len, report);
-  free(report);
+  print_report(sim);
   CHECK(lockstep_sim_free(sim));
   printf("ok\n");
   return 0;

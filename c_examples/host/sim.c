@@ -76,13 +76,7 @@ int main(int argc, char **argv) {
          verdict.crashes, verdict.checks, verdict.checks_failed,
          (unsigned long long)verdict.simulated_us);
   /* The report: ask its length, then read it. */
-  size_t report_len = 0;
-  EXPECT(lockstep_sim_report(sim, NULL, 0, &report_len), LOCKSTEP_ERR_BUFFER);
-  char *report = malloc(report_len + 1);
-  if (report == NULL) return 1;
-  CHECK(lockstep_sim_report(sim, report, report_len + 1, &report_len));
-  printf("report %zu %s\n", report_len, report);
-  free(report);
+  print_report(sim);
   int status = (int)verdict.exit_status;
 
   /* The error paths: each a status, none undefined behaviour. */
