@@ -10,6 +10,8 @@
 //!   `LOCKSTEP_AP_CAP_REENTRANT` and to refuse a second instance itself.
 //! - `LOCKSTEP_SKELETON_AUTOPILOT`: `c_examples/skeleton`, the minimal
 //!   autopilot to start from.
+//! - `LOCKSTEP_ABI3_AUTOPILOT`: the reference autopilot built against the
+//!   header as it was at ABI 3 (an old library the harness still loads).
 //! - `LOCKSTEP_SLUNG_LOAD_FMU_BINARY`: the slung-load FMU's library
 //!   (`c_examples/slung_load_fmu`), which the CLI packs into an FMU.
 //! - `LOCKSTEP_BROKEN_DIR`: the libraries the loader must refuse, named
@@ -66,6 +68,26 @@ fn main() {
         single.display()
     );
 
+    let abi3_include = out.join("include_abi3");
+    std::fs::create_dir_all(abi3_include.join("lockstep")).expect("create include_abi3");
+    std::fs::write(
+        abi3_include.join("lockstep/autopilot.h"),
+        abi3_header(
+            &std::fs::read_to_string(include.join("lockstep/autopilot.h"))
+                .expect("read autopilot.h"),
+        ),
+    )
+    .expect("write the ABI-3 header");
+    let abi3 = shared_lib(
+        "lockstep_autopilot_abi3",
+        &sources,
+        &abi3_include,
+        &[],
+        &[],
+        &out,
+    );
+    println!("cargo:rustc-env=LOCKSTEP_ABI3_AUTOPILOT={}", abi3.display());
+
     let skeleton = shared_lib(
         "skeleton",
         &[root.join("c_examples/skeleton/skeleton.c")],
@@ -105,6 +127,38 @@ fn main() {
         "cargo:rustc-env=LOCKSTEP_BROKEN_DIR={}",
         broken_dir.display()
     );
+}
+
+/// The header as it was at ABI 3 (its "Older versions" note): version 3,
+/// `lockstep_commands.reserved0` where 4 has `takeoff_alt_m`, and no
+/// parameter enumeration.
+fn abi3_header(header: &str) -> String {
+    let h = mutate(
+        "abi3",
+        header,
+        "#define LOCKSTEP_AUTOPILOT_ABI_VERSION 4\n",
+        "#define LOCKSTEP_AUTOPILOT_ABI_VERSION 3\n",
+    );
+    let h = mutate(
+        "abi3",
+        &h,
+        "  float takeoff_alt_m;\n} lockstep_commands;",
+        "  uint32_t reserved0;\n} lockstep_commands;",
+    );
+    let h = mutate(
+        "abi3",
+        &h,
+        "LOCKSTEP_LAYOUT_SCALAR(lockstep_commands, takeoff_alt_m),    ",
+        "LOCKSTEP_LAYOUT_SCALAR(lockstep_commands, reserved0),        ",
+    );
+    let start = h
+        .find("#define LOCKSTEP_PARAM_NAME_MAX")
+        .expect("the header declares the parameter enumeration");
+    let end = h[start..]
+        .find("/** Returns the instance to its state just after create()")
+        .expect("reset follows the enumeration")
+        + start;
+    format!("{}{}", &h[..start], &h[end..])
 }
 
 fn lib_file_name(name: &str) -> String {
@@ -213,6 +267,7 @@ fn build_broken(root: &Path, include: &Path, dir: &Path) {
         ("table_duplicate_struct", "BROKEN_TABLE_DUPLICATE_STRUCT"),
         // Migration.
         ("partial_migration", "BROKEN_PARTIAL_MIGRATION"),
+        ("partial_enumeration", "BROKEN_PARTIAL_ENUMERATION"),
         ("snapshot_oversize", "BROKEN_SNAPSHOT_OVERSIZE"),
         ("snapshot_segv", "BROKEN_SNAPSHOT_SEGV"),
         ("step_segv_migrates", "BROKEN_STEP_SEGV_MIGRATES"),

@@ -3,9 +3,12 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use lockstep_abi::LayoutVerdict;
 use lockstep_abi::ffi::{LOCKSTEP_AP_CAP_REENTRANT, LOCKSTEP_AUTOPILOT_ABI_VERSION};
-use lockstep_abi::isolate::{host_program, probe};
+use lockstep_abi::isolate::{HostProgram, host_program, probe};
+use lockstep_abi::{Autopilot, Isolation, LayoutVerdict, ParamKind};
+use lockstep_harness::Micros;
+use lockstep_harness::engine::autopilot_config::autopilot_config;
+use lockstep_plant::spec::AircraftSpec;
 
 /// Probes the library in a host process (a library that crashes, exits or
 /// hangs while loading is a verdict, not the end of this process) and
@@ -23,7 +26,7 @@ pub fn run(path: &Path, call_timeout: std::time::Duration) -> ExitCode {
         call_timeout,
         ..Default::default()
     };
-    let inspection = match probe(&host, path, Some(&options)) {
+    let inspection = match probe(&host, path, Some(&options.clone())) {
         Ok(i) => i,
         Err(e) => {
             say!("library       {}", path.display());
@@ -40,6 +43,10 @@ pub fn run(path: &Path, call_timeout: std::time::Duration) -> ExitCode {
         Some(v) if v == LOCKSTEP_AUTOPILOT_ABI_VERSION => {
             say!("abi version   {v} (harness {LOCKSTEP_AUTOPILOT_ABI_VERSION}): ok")
         }
+        Some(v) if lockstep_abi::abi_supported(v) => say!(
+            "abi version   {v} (harness {LOCKSTEP_AUTOPILOT_ABI_VERSION}): ok, an older version \
+             (no takeoff height, no parameter enumeration)"
+        ),
         Some(v) => {
             say!("abi version   {v} (harness {LOCKSTEP_AUTOPILOT_ABI_VERSION}): MISMATCH")
         }
@@ -123,12 +130,48 @@ pub fn run(path: &Path, call_timeout: std::time::Duration) -> ExitCode {
     }
     match inspection.problem() {
         None => {
+            params(path, &host, options);
             say!("verdict       usable");
             ExitCode::SUCCESS
         }
         Some(e) => {
             say!("verdict       NOT USABLE: {e}");
             ExitCode::from(1)
+        }
+    }
+}
+
+/// The parameter table of an instance created for the built-in Iris at
+/// 250 Hz (defaults may depend on the airframe), or why there is none.
+fn params(path: &Path, host: &HostProgram, mut options: lockstep_abi::IsolationOptions) {
+    let config = match AircraftSpec::builtin("iris").and_then(|s| s.build()) {
+        Ok(plant) => autopilot_config(&plant, Micros(4_000)),
+        Err(e) => {
+            say!("parameters    not listed: the Iris spec does not build: {e}");
+            return;
+        }
+    };
+    options.host = Some(host.clone());
+    let listed =
+        Autopilot::open(path, &config, &Isolation::Process(options)).and_then(|mut ap| ap.params());
+    match listed {
+        Ok(None) => say!(
+            "parameters    not enumerated (no lockstep_autopilot_param_count/param_info, ABI 4): \
+             ground stations and logs see only the parameters a scenario or station sets"
+        ),
+        Err(e) => say!("parameters    NOT LISTED: {e}"),
+        Ok(Some(table)) => {
+            say!(
+                "parameters    {} (defaults of an instance for the built-in iris at 250 Hz)",
+                table.len()
+            );
+            for p in table {
+                let (kind, default) = match p.param.kind {
+                    ParamKind::F32 => ("f32", (p.param.default as f32).to_string()),
+                    ParamKind::I32 => ("i32", (p.param.default as i32).to_string()),
+                };
+                say!("  {:<17} {kind}  {default}", p.name);
+            }
         }
     }
 }

@@ -328,6 +328,28 @@ impl Autopilot {
         }
     }
 
+    /// The library's whole parameter table (values now and defaults);
+    /// `None` when the library does not enumerate its parameters (ABI 3, or
+    /// an ABI-4 library without `param_count`/`param_info`, or a flight
+    /// stack).
+    pub fn params(&mut self) -> Result<Option<Vec<crate::NamedParam>>, AbiError> {
+        match &mut self.backend {
+            Backend::Local(i) => i.params(),
+            Backend::Isolated(r) => r.params(),
+            Backend::Stack(..) => Ok(None),
+            Backend::Closed => Err(closed()),
+        }
+    }
+
+    /// The ABI version of the library flown (0 for a flight stack).
+    pub fn abi_version(&self) -> u32 {
+        match &self.backend {
+            Backend::Local(i) => i.library().abi_version,
+            Backend::Isolated(r) => r.info().abi_version,
+            Backend::Stack(..) | Backend::Closed => 0,
+        }
+    }
+
     /// Returns the instance to its just-created state (parameters and mission
     /// kept); the next step may start at any time again.
     pub fn reset(&mut self) -> Result<(), AbiError> {

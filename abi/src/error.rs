@@ -41,7 +41,7 @@ fn list_mismatches(m: &[FieldMismatch]) -> String {
 
 /// What the library said, as `": message"`, or nothing when it said nothing
 /// (a status without text ends the sentence there).
-fn said(message: &str) -> String {
+pub(crate) fn said(message: &str) -> String {
     let m = message.trim();
     if m.is_empty() {
         String::new()
@@ -57,6 +57,29 @@ pub fn at(time_us: u64) -> String {
 }
 
 /// Everything that can go wrong between the harness and an autopilot library.
+/// Optional functions that come together or not at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SymbolGroup {
+    /// snapshot_size, snapshot, restore.
+    Migration,
+    /// param_count, param_info (ABI 4).
+    Enumeration,
+}
+
+impl SymbolGroup {
+    /// The group's rule, as errors state it.
+    pub fn rule(self) -> &'static str {
+        match self {
+            SymbolGroup::Migration => {
+                "the migration functions (snapshot_size, snapshot, restore) come all three or none"
+            }
+            SymbolGroup::Enumeration => {
+                "the parameter enumeration (param_count, param_info) comes whole or not at all"
+            }
+        }
+    }
+}
+
 /// Serializable: an isolated instance's host process sends its errors to the
 /// harness as they are.
 #[derive(Debug, thiserror::Error, Serialize, Deserialize)]
@@ -76,8 +99,9 @@ pub enum AbiError {
     MissingSymbol { path: PathBuf, names: Vec<String> },
     /// The library was built against another ABI version.
     #[error(
-        "autopilot library {path} implements ABI version {found}, this harness needs version {expected}; \
-         rebuild the library against this harness's include/lockstep/autopilot.h"
+        "autopilot library {path} implements ABI version {found}, this harness needs version {expected} \
+         (or one down to {}); rebuild the library against this harness's include/lockstep/autopilot.h",
+        crate::ffi::LOCKSTEP_AUTOPILOT_ABI_OLDEST
     )]
     AbiVersionMismatch {
         path: PathBuf,
@@ -179,18 +203,24 @@ pub enum AbiError {
         code: i32,
         message: String,
     },
+    /// The parameter enumeration broke the contract (a failing call, a
+    /// count past [`crate::MAX_PARAMS`], a bad name or type).
+    #[error("the autopilot's parameter table: {reason}")]
+    ParamTable { reason: String },
     /// reset() failed.
     #[error("autopilot reset failed with status {code} ({}){}", crate::status_name(*code), said(message))]
     ResetFailed { code: i32, message: String },
-    /// Some of the migration functions are exported, not all three.
+    /// Some functions of a group that comes whole (the migration
+    /// functions, the parameter enumeration) are exported, not all.
     #[error(
-        "autopilot library {path} exports {} but not {}: the migration functions \
-         (snapshot_size, snapshot, restore) come all three or none",
+        "autopilot library {path} exports {} but not {}: {}",
         found.join(", "),
-        missing.join(", ")
+        missing.join(", "),
+        group.rule()
     )]
-    PartialMigration {
+    PartialGroup {
         path: PathBuf,
+        group: SymbolGroup,
         found: Vec<String>,
         missing: Vec<String>,
     },

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::crash::{Function, in_call};
 use crate::library::{AutopilotLibrary, LibInner};
+use crate::params::{MAX_PARAMS, NamedParam, Param, ParamKind, name_from};
 use crate::{AbiError, ffi};
 
 /// Words of the guard zone after the actuator frame an autopilot writes
@@ -405,6 +406,82 @@ impl Instance {
 
     /// The library's message for this instance's last failure ("" when it
     /// has none or does not export `lockstep_autopilot_last_error`).
+    /// The whole parameter table (values now, defaults), in the library's
+    /// order; `None` when it does not export the enumeration (ABI 4).
+    pub(crate) fn params(&mut self) -> Result<Option<Vec<NamedParam>>, AbiError> {
+        let (Some(count_fn), Some(info_fn)) = (self.lib.opt.param_count, self.lib.opt.param_info)
+        else {
+            return Ok(None);
+        };
+        let table = |reason: String| AbiError::ParamTable { reason };
+        let h = self.handle.as_ptr();
+        // SAFETY: the library's symbol with the header's signature; live handle.
+        let count = in_call(Function::Param, None, || unsafe { count_fn(h) });
+        if count > MAX_PARAMS {
+            return Err(table(format!(
+                "param_count() is {count}, more than {MAX_PARAMS}"
+            )));
+        }
+        let mut out = Vec::with_capacity(count as usize);
+        for index in 0..count {
+            let mut name = [0u8; ffi::LOCKSTEP_PARAM_NAME_MAX as usize + 1];
+            let mut kind = 0u32;
+            let mut default = 0.0f64;
+            let code = in_call(Function::Param, None, || {
+                // SAFETY: the library's symbol; live handle, a name buffer of
+                // the length passed, writable outs.
+                unsafe {
+                    info_fn(
+                        h,
+                        index,
+                        name.as_mut_ptr().cast::<c_char>(),
+                        name.len(),
+                        &mut kind,
+                        &mut default,
+                    )
+                }
+            });
+            if code != ffi::LOCKSTEP_AP_OK {
+                return Err(table(format!(
+                    "param_info({index}) failed with status {code} ({}){}",
+                    crate::status_name(code),
+                    crate::error::said(&self.last_error())
+                )));
+            }
+            let name = name_from(&name, index).map_err(table)?;
+            let (kind, value) = match kind {
+                ffi::LOCKSTEP_PARAM_TYPE_F32 => (ParamKind::F32, f64::from(self.param_f32(&name)?)),
+                ffi::LOCKSTEP_PARAM_TYPE_I32 => (ParamKind::I32, f64::from(self.param_i32(&name)?)),
+                other => {
+                    return Err(table(format!(
+                        "parameter {index} ({name}) has type {other}, not LOCKSTEP_PARAM_TYPE_F32 (1) or _I32 (2)"
+                    )));
+                }
+            };
+            let exact = match kind {
+                ParamKind::F32 => !default.is_finite() || f64::from(default as f32) == default,
+                ParamKind::I32 => default.fract() == 0.0 && f64::from(default as i32) == default,
+            };
+            if !exact {
+                return Err(table(format!(
+                    "parameter {index} ({name}): its default {default} is not a value of its type"
+                )));
+            }
+            if out.iter().any(|p: &NamedParam| p.name == name) {
+                return Err(table(format!("parameter {name} is listed twice")));
+            }
+            out.push(NamedParam {
+                name,
+                param: Param {
+                    kind,
+                    value,
+                    default,
+                },
+            });
+        }
+        Ok(Some(out))
+    }
+
     pub(crate) fn last_error(&self) -> String {
         let Some(f) = self.lib.opt.last_error else {
             return String::new();

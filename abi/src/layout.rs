@@ -254,7 +254,7 @@ pub fn expected() -> Vec<StructLayout> {
             setpoint,
             setpoint_yaw_rad,
             setpoint_thrust,
-            reserved0
+            takeoff_alt_m
         }),
         layout!(lockstep_sensor_frame {
             time_us,
@@ -302,6 +302,28 @@ pub fn expected() -> Vec<StructLayout> {
             autocontinue
         }),
     ]
+}
+
+/// The layout a library of ABI `version` must report: this header's, with
+/// the fields an older version had in their place (see "Older versions"
+/// in autopilot.h). Only versions [`crate::abi_supported`] accepts.
+pub fn expected_for(version: u32) -> Vec<StructLayout> {
+    let mut all = expected();
+    if version < 4 {
+        // ABI 3: lockstep_commands.takeoff_alt_m was `uint32_t reserved0`.
+        let commands = all
+            .iter_mut()
+            .find(|s| s.name == "lockstep_commands")
+            .expect("the header has lockstep_commands");
+        let f = commands
+            .fields
+            .iter_mut()
+            .find(|f| f.name == "takeoff_alt_m")
+            .expect("lockstep_commands has takeoff_alt_m");
+        f.name = "reserved0".into();
+        f.type_code = ffi::LOCKSTEP_TYPE_U32;
+    }
+    all
 }
 
 /// The verdict on one struct.

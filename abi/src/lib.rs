@@ -29,7 +29,7 @@ pub mod ffi {
 mod autopilot;
 pub mod backoff;
 mod crash;
-mod error;
+pub(crate) mod error;
 pub mod field_bytes;
 mod file_checks;
 mod frames;
@@ -37,14 +37,18 @@ mod instance;
 pub mod isolate;
 pub mod layout;
 mod library;
+pub mod params;
 pub mod stack;
 mod symbols;
 
 pub use autopilot::{Autopilot, AutopilotSnapshot, MAX_MISSION_ITEMS, OutputPolicy};
 pub use crash::{Function, WholeWrite, signal_name, whole_write};
-pub use error::{AbiError, FieldMismatch, at};
+pub use error::{AbiError, FieldMismatch, SymbolGroup, at};
 pub use frames::{config_zeroed, mode_name, status_name, validate_outputs};
 pub use isolate::{Isolation, IsolationOptions};
-pub use library::{AutopilotLibrary, Inspection, KNOWN_CAPABILITIES, LayoutVerdict, Report};
+pub use library::{
+    AutopilotLibrary, Inspection, KNOWN_CAPABILITIES, LayoutVerdict, Report, abi_supported,
+};
+pub use params::{MAX_PARAMS, NamedParam, Param, ParamKind};
 pub use stack::{FlightStack, GroundTruth, StackNotes};
-pub use symbols::{MIGRATION_SYMBOLS, OPTIONAL_SYMBOLS};
+pub use symbols::{ENUMERATION_SYMBOLS, MIGRATION_SYMBOLS, OPTIONAL_SYMBOLS};

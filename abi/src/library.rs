@@ -8,6 +8,7 @@ use std::sync::Arc;
 use libloading::Library;
 use serde::{Deserialize, Serialize};
 
+use crate::SymbolGroup;
 use crate::file_checks;
 use crate::layout::{self, FieldLayout, StructLayout, StructReport};
 use crate::symbols::{Optional, Required, Resolved};
@@ -18,6 +19,12 @@ const MAX_NAME_LEN: usize = 256;
 /// Every `LOCKSTEP_AP_CAP_*` bit this harness knows; a library reporting
 /// another bit promises something the harness cannot honour.
 pub const KNOWN_CAPABILITIES: u32 = ffi::LOCKSTEP_AP_CAP_REENTRANT;
+/// Whether this harness loads libraries of ABI `version`: this header's,
+/// or an older one it still speaks (`LOCKSTEP_AUTOPILOT_ABI_OLDEST` on).
+pub fn abi_supported(version: u32) -> bool {
+    (ffi::LOCKSTEP_AUTOPILOT_ABI_OLDEST..=ffi::LOCKSTEP_AUTOPILOT_ABI_VERSION).contains(&version)
+}
+
 /// Largest struct and field counts accepted in a layout table.
 const MAX_STRUCTS: u32 = 256;
 const MAX_FIELDS: u32 = 1024;
@@ -37,6 +44,8 @@ pub(crate) struct LibInner {
     pub req: Required,
     pub opt: Optional,
     pub capabilities: u32,
+    /// The ABI version the library implements (one [`abi_supported`]).
+    pub abi_version: u32,
     pub name: Option<String>,
     /// Declared last: dropped after nothing else can call into it.
     _lib: Library,
@@ -97,34 +106,44 @@ impl Report {
                     .collect(),
             });
         }
-        let migration: Vec<(bool, &str)> = crate::symbols::MIGRATION_SYMBOLS
-            .iter()
-            .map(|n| (self.optional_found.iter().any(|f| f == n), *n))
-            .collect();
-        let some = migration.iter().filter(|(f, _)| *f).count();
-        if some > 0 && some < migration.len() {
-            let names = |found: bool| -> Vec<String> {
-                migration
-                    .iter()
-                    .filter(|(f, _)| *f == found)
-                    .map(|(_, n)| n.to_string())
-                    .collect()
-            };
-            return Some(AbiError::PartialMigration {
-                path,
-                found: names(true),
-                missing: names(false),
-            });
+        let groups: [(&[&str], SymbolGroup); 2] = [
+            (&crate::symbols::MIGRATION_SYMBOLS, SymbolGroup::Migration),
+            (
+                &crate::symbols::ENUMERATION_SYMBOLS,
+                SymbolGroup::Enumeration,
+            ),
+        ];
+        for (names, group) in groups {
+            let present: Vec<(bool, &str)> = names
+                .iter()
+                .map(|n| (self.optional_found.iter().any(|f| f == n), *n))
+                .collect();
+            let some = present.iter().filter(|(f, _)| *f).count();
+            if some > 0 && some < present.len() {
+                let names = |found: bool| -> Vec<String> {
+                    present
+                        .iter()
+                        .filter(|(f, _)| *f == found)
+                        .map(|(_, n)| n.to_string())
+                        .collect()
+                };
+                return Some(AbiError::PartialGroup {
+                    path,
+                    group,
+                    found: names(true),
+                    missing: names(false),
+                });
+            }
         }
         let found = self.abi_version.unwrap_or_default();
         let unknown = self.capabilities.unwrap_or_default() & !KNOWN_CAPABILITIES;
-        if found == ffi::LOCKSTEP_AUTOPILOT_ABI_VERSION && unknown != 0 {
+        if abi_supported(found) && unknown != 0 {
             return Some(AbiError::UnknownCapabilities {
                 path,
                 bits: unknown,
             });
         }
-        if found != ffi::LOCKSTEP_AUTOPILOT_ABI_VERSION {
+        if !abi_supported(found) {
             return Some(AbiError::AbiVersionMismatch {
                 path,
                 expected: ffi::LOCKSTEP_AUTOPILOT_ABI_VERSION,
@@ -186,6 +205,7 @@ impl Inspection {
                 req,
                 opt: self.resolved.optional,
                 capabilities: report.capabilities.unwrap_or_default(),
+                abi_version: report.abi_version.unwrap_or_default(),
                 name: report.name,
                 _lib: self.lib,
             }),
@@ -238,18 +258,18 @@ impl AutopilotLibrary {
             (_, None) => LayoutVerdict::NotChecked {
                 reason: "lockstep_autopilot_layout is not exported".into(),
             },
-            (Some(v), Some(f)) if v == ffi::LOCKSTEP_AUTOPILOT_ABI_VERSION => {
+            (Some(v), Some(f)) if abi_supported(v) => {
                 // SAFETY: the header's layout function, no arguments; the
-                // library's ABI version matches, so the table has the
-                // header's layout.
+                // library's ABI version is one this harness knows, and the
+                // table's own layout is the same in each.
                 let table = unsafe { f() };
                 let image = resolved.abi_version.and_then(|f| Image::of(f as *const u8));
                 // SAFETY: `table` is what the library's layout function
                 // returned; every pointer is checked against the library's
                 // image before it is followed.
-                match unsafe { read_table(table, image.as_ref()) } {
+                match unsafe { read_table(table, v, image.as_ref()) } {
                     Ok(found) => {
-                        LayoutVerdict::Compared(layout::compare(&layout::expected(), &found))
+                        LayoutVerdict::Compared(layout::compare(&layout::expected_for(v), &found))
                     }
                     Err(reason) => LayoutVerdict::Unreadable { reason },
                 }
@@ -300,6 +320,11 @@ impl AutopilotLibrary {
     /// The library's name/version string, when it exports one.
     pub fn name(&self) -> Option<&str> {
         self.inner.name.as_deref()
+    }
+
+    /// The ABI version the library implements.
+    pub fn abi_version(&self) -> u32 {
+        self.inner.abi_version
     }
 
     /// Optional symbols the library exports.
@@ -448,6 +473,7 @@ unsafe fn bounded_cstr(p: *const c_char, image: Option<&Image>) -> Result<String
 /// `image` is given and whatever of the table lies in it is readable.
 unsafe fn read_table(
     table: *const ffi::lockstep_layout_table,
+    version: u32,
     image: Option<&Image>,
 ) -> Result<Vec<StructLayout>, String> {
     let inside = |p: *const u8, len: usize| image.is_none_or(|img| img.contains(p, len));
@@ -464,11 +490,10 @@ unsafe fn read_table(
     let Some(t) = (unsafe { table.as_ref() }) else {
         return Err("lockstep_autopilot_layout() returned NULL".into());
     };
-    if t.abi_version != ffi::LOCKSTEP_AUTOPILOT_ABI_VERSION {
+    if t.abi_version != version {
         return Err(format!(
-            "the table is for ABI version {}, the library reports {}",
+            "the table is for ABI version {}, the library reports {version}",
             t.abi_version,
-            ffi::LOCKSTEP_AUTOPILOT_ABI_VERSION
         ));
     }
     if t.struct_count > MAX_STRUCTS {

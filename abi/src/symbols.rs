@@ -17,18 +17,26 @@ pub const REQUIRED_SYMBOLS: [&str; 6] = [
 ];
 
 /// The functions probed at load; each one found enables a feature.
-pub const OPTIONAL_SYMBOLS: [&str; 11] = [
+pub const OPTIONAL_SYMBOLS: [&str; 13] = [
     "lockstep_autopilot_mission_upload",
     "lockstep_autopilot_param_set_f32",
     "lockstep_autopilot_param_get_f32",
     "lockstep_autopilot_param_set_i32",
     "lockstep_autopilot_param_get_i32",
+    "lockstep_autopilot_param_count",
+    "lockstep_autopilot_param_info",
     "lockstep_autopilot_reset",
     "lockstep_autopilot_name",
     "lockstep_autopilot_last_error",
     "lockstep_autopilot_snapshot_size",
     "lockstep_autopilot_snapshot",
     "lockstep_autopilot_restore",
+];
+
+/// The parameter enumeration (ABI 4): both or neither.
+pub const ENUMERATION_SYMBOLS: [&str; 2] = [
+    "lockstep_autopilot_param_count",
+    "lockstep_autopilot_param_info",
 ];
 
 /// The migration functions: all three or none.
@@ -76,6 +84,8 @@ pub(crate) struct Optional {
     pub param_get_f32: ffi::lockstep_autopilot_param_get_f32_fn,
     pub param_set_i32: ffi::lockstep_autopilot_param_set_i32_fn,
     pub param_get_i32: ffi::lockstep_autopilot_param_get_i32_fn,
+    pub param_count: ffi::lockstep_autopilot_param_count_fn,
+    pub param_info: ffi::lockstep_autopilot_param_info_fn,
     pub reset: ffi::lockstep_autopilot_reset_fn,
     pub name: ffi::lockstep_autopilot_name_fn,
     pub last_error: ffi::lockstep_autopilot_last_error_fn,
@@ -85,13 +95,15 @@ pub(crate) struct Optional {
 }
 
 impl Optional {
-    fn present(&self) -> [bool; 11] {
+    fn present(&self) -> [bool; 13] {
         [
             self.mission_upload.is_some(),
             self.param_set_f32.is_some(),
             self.param_get_f32.is_some(),
             self.param_set_i32.is_some(),
             self.param_get_i32.is_some(),
+            self.param_count.is_some(),
+            self.param_info.is_some(),
             self.reset.is_some(),
             self.name.is_some(),
             self.last_error.is_some(),
@@ -176,6 +188,14 @@ impl Resolved {
                 param_get_i32: sym!(
                     ffi::lockstep_autopilot_param_get_i32_fn,
                     c"lockstep_autopilot_param_get_i32"
+                ),
+                param_count: sym!(
+                    ffi::lockstep_autopilot_param_count_fn,
+                    c"lockstep_autopilot_param_count"
+                ),
+                param_info: sym!(
+                    ffi::lockstep_autopilot_param_info_fn,
+                    c"lockstep_autopilot_param_info"
                 ),
                 reset: sym!(
                     ffi::lockstep_autopilot_reset_fn,

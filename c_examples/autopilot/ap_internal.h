@@ -8,6 +8,9 @@
 #include "lockstep/autopilot.h"
 
 #define AP_MAX_MISSION 256
+/* A takeoff's height, m (MIS_TAKEOFF_ALT's range). */
+#define AP_MIN_TAKEOFF_M 0.5f
+#define AP_MAX_TAKEOFF_M 500.0f
 #define AP_ERR_LEN 256
 /* Yaw authority lost (a rotor out on a hexa or larger): the yaw rate has
  * stayed more than AP_YAW_LOST_RATE rad/s from its setpoint for
@@ -26,6 +29,7 @@ typedef struct ap_params {
   float xy_vel_p, xy_vel_i, xy_vel_d;   /* velocity gains, 1/s, 1/s^2, 1 */
   float z_vel_p, z_vel_i, z_vel_d;      /* velocity gains, 1/s, 1/s^2, 1 */
   float xy_vel_max, z_vel_max_up, z_vel_max_dn; /* m/s */
+  float xy_cruise;                                 /* m/s: the speed of automatic modes */
   float veld_lp_hz;                     /* low-pass of the velocity derivative (D term), Hz */
   float acc_hor_max;                    /* m/s^2 */
   float tilt_max_deg;                   /* deg */

@@ -36,7 +36,7 @@ static void target_here(ap_t *ap) {
   ap->tgt.vxy_override = 0;
   ap->tgt.vxy[0] = ap->tgt.vxy[1] = 0.0f;
   ap->tgt.rates_override = 0;
-  ap->tgt.xy_speed_max = AP_FAR;
+  ap->tgt.xy_speed_max = ap->p.xy_cruise;
   ap->tgt.z_up_max = AP_FAR;
   ap->tgt.z_dn_max = AP_FAR;
 }
@@ -189,7 +189,7 @@ void ap_mission_restart(ap_t *ap) {
     const lockstep_mission_item *it = &ap->mission[i];
     ap->jumps_left[i] = it->command == LOCKSTEP_MAV_CMD_DO_JUMP ? (int32_t)it->param2 : 0;
   }
-  ap->mis_xy_speed = AP_FAR;
+  ap->mis_xy_speed = ap->p.xy_cruise;
   ap->mis_up_speed = AP_FAR;
   ap->mis_dn_speed = AP_FAR;
 }
@@ -315,8 +315,20 @@ void ap_modes_commands(ap_t *ap, const lockstep_commands *cmd, uint64_t now) {
     } else if (req == LOCKSTEP_MODE_LAND && flying) {
       enter_land(ap, 0);
     } else if (req == LOCKSTEP_MODE_TAKEOFF && on_ground(ap)) {
-      ap->takeoff_then_mission = 0;
-      enter_takeoff(ap, ap->pos[2] - ap->p.takeoff_alt);
+      /* The height asked for (ABI 4; 0: MIS_TAKEOFF_ALT), over where the
+       * vehicle stands. */
+#if LOCKSTEP_AUTOPILOT_ABI_VERSION >= 4
+      float h = cmd->takeoff_alt_m == 0.0f ? ap->p.takeoff_alt : cmd->takeoff_alt_m;
+#else
+      float h = ap->p.takeoff_alt;
+#endif
+      if (!(h >= AP_MIN_TAKEOFF_M && h <= AP_MAX_TAKEOFF_M)) {
+        ap_set_error(ap, "takeoff refused: height %g m is outside [%g, %g]", (double)h, (double)AP_MIN_TAKEOFF_M,
+                     (double)AP_MAX_TAKEOFF_M);
+      } else {
+        ap->takeoff_then_mission = 0;
+        enter_takeoff(ap, ap->pos[2] - h);
+      }
     } else if (req == LOCKSTEP_MODE_MISSION && ap->mission_count > 0) {
       begin_mission(ap, ap->mis_idx < 0 || ap->mission_finished ? 0 : ap->mis_idx);
     } else {
@@ -410,7 +422,11 @@ void ap_modes_update(ap_t *ap, uint64_t now) {
           ap->takeoff_then_mission = 0;
           setup_item(ap, ap->takeoff_advance ? ap->mis_idx + 1 : ap->mis_idx);
         } else {
+          /* Hold at the height climbed to, not where the climb was
+           * judged done (within NAV_ACC_ALT of it). */
+          float z = ap->tgt.pos[2];
           enter_hold(ap);
+          ap->tgt.pos[2] = z;
         }
       }
       break;

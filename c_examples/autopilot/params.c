@@ -48,7 +48,8 @@ void ap_params_default(ap_params *p, const lockstep_autopilot_config *cfg) {
   p->z_vel_i = 2.0f;
   p->z_vel_d = 0.0f;
   p->veld_lp_hz = 5.0f;
-  p->xy_vel_max = 5.0f;
+  p->xy_vel_max = 12.0f;
+  p->xy_cruise = 5.0f;
   p->z_vel_max_up = 3.0f;
   p->z_vel_max_dn = 1.5f;
   p->acc_hor_max = 5.0f;
@@ -93,6 +94,7 @@ static const param_desc PARAMS[] = {
     PF("MPC_Z_VEL_D", z_vel_d, 0.0f, 5.0f),
     PF("MPC_VELD_LP", veld_lp_hz, 0.5f, 100.0f),
     PF("MPC_XY_VEL_MAX", xy_vel_max, 0.1f, 30.0f),
+    PF("MPC_XY_CRUISE", xy_cruise, 0.1f, 30.0f),
     PF("MPC_Z_VEL_MAX_UP", z_vel_max_up, 0.1f, 15.0f),
     PF("MPC_Z_VEL_MAX_DN", z_vel_max_dn, 0.1f, 15.0f),
     PF("MPC_ACC_HOR_MAX", acc_hor_max, 0.5f, 20.0f),
@@ -128,8 +130,10 @@ static const param_desc PARAMS[] = {
     PI("COM_LOW_BAT_ACT", low_bat_act, 0.0f, 1.0f),
 };
 
+#define PARAM_COUNT (sizeof(PARAMS) / sizeof(PARAMS[0]))
+
 static const param_desc *find(ap_t *ap, const char *name) {
-  for (size_t i = 0; i < sizeof(PARAMS) / sizeof(PARAMS[0]); i++)
+  for (size_t i = 0; i < PARAM_COUNT; i++)
     if (strcmp(PARAMS[i].name, name) == 0) return &PARAMS[i];
   ap_set_error(ap, "unknown parameter %.64s", name);
   return NULL;
@@ -194,3 +198,42 @@ LOCKSTEP_AP_EXPORT int32_t lockstep_autopilot_param_get_i32(lockstep_autopilot *
   memcpy(out_value, (const char *)&ap->p + d->offset, sizeof(*out_value));
   return LOCKSTEP_AP_OK;
 }
+
+/* The enumeration came with ABI 4 (the build also compiles this library
+ * against the ABI-3 header, as an old library the harness must still load). */
+#if LOCKSTEP_AUTOPILOT_ABI_VERSION >= 4
+LOCKSTEP_AP_EXPORT uint32_t lockstep_autopilot_param_count(lockstep_autopilot *ap) {
+  return ap ? (uint32_t)PARAM_COUNT : 0u;
+}
+
+LOCKSTEP_AP_EXPORT int32_t lockstep_autopilot_param_info(lockstep_autopilot *ap, uint32_t index, char *out_name,
+                                                         size_t name_len, uint32_t *out_type, double *out_default) {
+  if (!ap || !out_name || !out_type || !out_default) return LOCKSTEP_AP_ERR_NULL;
+  if (index >= PARAM_COUNT) {
+    ap_set_error(ap, "parameter index %u is past the last (%u parameters)", (unsigned)index, (unsigned)PARAM_COUNT);
+    return LOCKSTEP_AP_ERR_INVALID;
+  }
+  const param_desc *d = &PARAMS[index];
+  size_t n = strlen(d->name);
+  if (name_len <= n) {
+    ap_set_error(ap, "parameter %s needs a name buffer of %zu bytes, not %zu", d->name, n + 1, name_len);
+    return LOCKSTEP_AP_ERR_INVALID;
+  }
+  /* The defaults: what create() set for this instance's config. */
+  ap_params def;
+  ap_params_default(&def, &ap->cfg);
+  const char *field = (const char *)&def + d->offset;
+  if (d->is_int) {
+    int32_t v;
+    memcpy(&v, field, sizeof(v));
+    *out_default = (double)v;
+  } else {
+    float v;
+    memcpy(&v, field, sizeof(v));
+    *out_default = (double)v;
+  }
+  memcpy(out_name, d->name, n + 1);
+  *out_type = d->is_int ? LOCKSTEP_PARAM_TYPE_I32 : LOCKSTEP_PARAM_TYPE_F32;
+  return LOCKSTEP_AP_OK;
+}
+#endif

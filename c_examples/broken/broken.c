@@ -233,6 +233,14 @@ LOCKSTEP_AP_EXPORT int32_t lockstep_autopilot_last_error(const lockstep_autopilo
 
 /* Migration: only snapshot_size (a partial set the loader refuses), a size
  * past the bound, or a crash in snapshot. */
+#ifdef BROKEN_PARTIAL_ENUMERATION
+/* param_count without param_info. */
+LOCKSTEP_AP_EXPORT uint32_t lockstep_autopilot_param_count(lockstep_autopilot *ap) {
+  (void)ap;
+  return 1u;
+}
+#endif
+
 #if defined(BROKEN_PARTIAL_MIGRATION) || defined(BROKEN_SNAPSHOT_OVERSIZE) || defined(BROKEN_SNAPSHOT_SEGV) || \
     defined(BROKEN_MIGRATES)
 LOCKSTEP_AP_EXPORT size_t lockstep_autopilot_snapshot_size(const lockstep_autopilot *ap) {

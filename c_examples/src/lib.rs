@@ -15,6 +15,10 @@ pub const SINGLE_INSTANCE_AUTOPILOT: &str = env!("LOCKSTEP_SINGLE_INSTANCE_AUTOP
 /// `c_examples/skeleton`: the smallest library the harness accepts.
 pub const SKELETON_AUTOPILOT: &str = env!("LOCKSTEP_SKELETON_AUTOPILOT");
 
+/// The reference autopilot built against the header as it was at ABI 3:
+/// an old library the harness still loads.
+pub const ABI3_AUTOPILOT: &str = env!("LOCKSTEP_ABI3_AUTOPILOT");
+
 /// The slung-load FMU's binary (`c_examples/slung_load_fmu`), to be packed
 /// into an FMU next to its `modelDescription.xml`.
 pub const SLUNG_LOAD_FMU_BINARY: &str = env!("LOCKSTEP_SLUNG_LOAD_FMU_BINARY");

@@ -11,8 +11,10 @@
  *             lockstep_*; every macro LOCKSTEP_*.
  *
  * Version     LOCKSTEP_AUTOPILOT_ABI_VERSION is one integer, bumped on any
- *             change of a struct layout or a function signature. The harness
- *             refuses a library whose lockstep_autopilot_abi_version() differs.
+ *             change of a struct layout, a field's meaning or a function
+ *             signature. The harness also loads libraries of the versions
+ *             listed under "Older versions" (below the function types);
+ *             it refuses any other version.
  *
  * Layout      The library reports the layout of every shared struct, field by
  *             field, through lockstep_autopilot_layout(). A library defines
@@ -69,7 +71,8 @@
  *
  * Required    abi_version, layout, capabilities, create, step, destroy.
  * Optional    (probed at load) mission_upload, param_set_f32, param_get_f32,
- *             param_set_i32, param_get_i32, reset, name, last_error.
+ *             param_set_i32, param_get_i32, param_count, param_info, reset,
+ *             name, last_error; snapshot_size, snapshot, restore.
  */
 #ifndef LOCKSTEP_AUTOPILOT_H
 #define LOCKSTEP_AUTOPILOT_H
@@ -81,7 +84,7 @@
 extern "C" {
 #endif
 
-#define LOCKSTEP_AUTOPILOT_ABI_VERSION 3
+#define LOCKSTEP_AUTOPILOT_ABI_VERSION 4
 
 /* ---- Limits -------------------------------------------------------------- */
 #define LOCKSTEP_MAX_ROTORS 12
@@ -311,7 +314,10 @@ typedef struct lockstep_commands {
   /** RATES: collective thrust, a fraction (0 to 1) of the rotors' total
    *  thrust at full command. */
   float setpoint_thrust;
-  uint32_t reserved0;
+  /** With mode_request TAKEOFF: the height to climb to, m above home; 0:
+   *  the library's default takeoff height (PX4's MIS_TAKEOFF_ALT). Since
+   *  ABI 4 (a reserved field, always 0, before). */
+  float takeoff_alt_m;
 } lockstep_commands;
 
 /** Everything the autopilot observes at one step. */
@@ -478,6 +484,25 @@ LOCKSTEP_AP_EXPORT int32_t lockstep_autopilot_param_set_i32(lockstep_autopilot *
                                                             int32_t value);
 LOCKSTEP_AP_EXPORT int32_t lockstep_autopilot_param_get_i32(lockstep_autopilot *ap, const char *name,
                                                             int32_t *out_value);
+/** Parameter enumeration (ABI 4; optional, both or neither): the library's
+ *  whole parameter table, so that ground stations and logs can list it.
+ *  param_count: how many parameters the instance has (a constant for the
+ *    instance's life).
+ *  param_info: parameter `index` (0 to count - 1, a stable order): its name
+ *    (NUL-terminated, at most LOCKSTEP_PARAM_NAME_MAX bytes before the NUL,
+ *    written to out_name, which holds name_len bytes), its type
+ *    (LOCKSTEP_PARAM_TYPE_*) and its default, the value it had just after
+ *    create() (an int32 default is exact in the double). The value in force
+ *    is read with param_get_f32 / param_get_i32 by name.
+ *    LOCKSTEP_AP_ERR_INVALID for an index past the end or a name_len too
+ *    small for the name. */
+#define LOCKSTEP_PARAM_NAME_MAX 16u
+#define LOCKSTEP_PARAM_TYPE_F32 1u
+#define LOCKSTEP_PARAM_TYPE_I32 2u
+LOCKSTEP_AP_EXPORT uint32_t lockstep_autopilot_param_count(lockstep_autopilot *ap);
+LOCKSTEP_AP_EXPORT int32_t lockstep_autopilot_param_info(lockstep_autopilot *ap, uint32_t index, char *out_name,
+                                                         size_t name_len, uint32_t *out_type,
+                                                         double *out_default);
 /** Returns the instance to its state just after create() (parameters and the
  *  mission are kept). */
 LOCKSTEP_AP_EXPORT int32_t lockstep_autopilot_reset(lockstep_autopilot *ap);
@@ -531,6 +556,9 @@ typedef int32_t (*lockstep_autopilot_param_set_i32_fn)(lockstep_autopilot *ap, c
                                                        int32_t value);
 typedef int32_t (*lockstep_autopilot_param_get_i32_fn)(lockstep_autopilot *ap, const char *name,
                                                        int32_t *out_value);
+typedef uint32_t (*lockstep_autopilot_param_count_fn)(lockstep_autopilot *ap);
+typedef int32_t (*lockstep_autopilot_param_info_fn)(lockstep_autopilot *ap, uint32_t index, char *out_name,
+                                                    size_t name_len, uint32_t *out_type, double *out_default);
 typedef int32_t (*lockstep_autopilot_reset_fn)(lockstep_autopilot *ap);
 typedef const char *(*lockstep_autopilot_name_fn)(void);
 typedef int32_t (*lockstep_autopilot_last_error_fn)(const lockstep_autopilot *ap, char *buf,
@@ -540,6 +568,13 @@ typedef int32_t (*lockstep_autopilot_snapshot_fn)(const lockstep_autopilot *ap, 
                                                   size_t buf_len, size_t *out_len);
 typedef int32_t (*lockstep_autopilot_restore_fn)(lockstep_autopilot *ap, const uint8_t *buf,
                                                  size_t len);
+
+/* Older versions the harness still loads:
+ *   3  lockstep_commands.takeoff_alt_m was `uint32_t reserved0` (the
+ *      harness writes 0 there: such a library takes off to its own
+ *      default height); no param_count / param_info. Every other struct
+ *      and function is as in version 4. */
+#define LOCKSTEP_AUTOPILOT_ABI_OLDEST 3
 
 /* ======================================================================== */
 /* Layout table generator (C11; not seen by bindgen)                        */
@@ -660,7 +695,7 @@ typedef int32_t (*lockstep_autopilot_restore_fn)(lockstep_autopilot *ap, const u
       LOCKSTEP_LAYOUT_ARRAY(lockstep_commands, setpoint),                                          \
       LOCKSTEP_LAYOUT_SCALAR(lockstep_commands, setpoint_yaw_rad),                                 \
       LOCKSTEP_LAYOUT_SCALAR(lockstep_commands, setpoint_thrust),                                  \
-      LOCKSTEP_LAYOUT_SCALAR(lockstep_commands, reserved0),                                        \
+      LOCKSTEP_LAYOUT_SCALAR(lockstep_commands, takeoff_alt_m),                                    \
   };                                                                                               \
   static const lockstep_layout_field lockstep__sensor_fields[] = {                                 \
       LOCKSTEP_LAYOUT_SCALAR(lockstep_sensor_frame, time_us),                                      \

@@ -5,6 +5,7 @@
 
 mod common;
 
+mod abi_versions;
 mod airframes;
 mod autopilot_modes;
 mod autopilot_params;

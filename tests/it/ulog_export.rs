@@ -20,6 +20,8 @@ import json, sys
 from pyulog import ULog
 u = ULog(sys.argv[1])
 out = {"info": u.msg_info_dict, "topics": {}, "params": u.initial_parameters,
+       "defaults": u.get_default_parameters(0) if u.has_default_parameters else {},
+       "config_defaults": u.get_default_parameters(1) if u.has_default_parameters else {},
        "changed": [[t, n, v] for t, n, v in u.changed_parameters],
        "messages": [[m.timestamp, m.log_level_str(), m.message] for m in u.logged_messages]}
 for d in u.data_list:
@@ -106,7 +108,10 @@ fn ulog_alone_is_written_as_the_run_flies_and_pyulogs_tools_read_it() {
     for t in TOPICS {
         assert!(info.contains(&format!("\n {t} (0, ")), "{t}\n{info}");
     }
-    assert_eq!(tool("ulog_params", &ulog), "MPC_XY_VEL_P,1.5\n");
+    // The autopilot's whole table (ABI 4's enumeration), as set.
+    let params = tool("ulog_params", &ulog);
+    assert_eq!(params.lines().count(), 44, "{params}");
+    assert!(params.lines().any(|l| l == "MPC_XY_VEL_P,1.5"), "{params}");
     // The timeline, message for message.
     let messages = tool("ulog_messages", &ulog);
     let want: Vec<String> = report["timeline"]
@@ -316,6 +321,39 @@ fn parameter_changes_during_the_flight_are_recorded() {
         serde_json::json!([[3_000_000, "MPC_XY_VEL_P", 2.5]])
     );
     assert_eq!(j["info"]["sys_uuid"], "test");
+    // Every parameter and its default, as PX4 writes them (both the
+    // system's and the configuration's default).
+    assert_eq!(j["params"].as_object().unwrap().len(), 44);
+    for defaults in [&j["defaults"], &j["config_defaults"]] {
+        assert_eq!(defaults.as_object().unwrap().len(), 44, "{defaults}");
+        assert_eq!(defaults["MPC_XY_VEL_P"], f64::from(1.8f32));
+        assert_eq!(defaults["MIS_YAW_TO_WP"], 0);
+    }
+    assert_eq!(j["params"]["MIS_YAW_TO_WP"], 0);
+}
+
+#[test]
+#[ignore = "needs pyulog (pip install pyulog); .ci/run runs it"]
+fn an_abi_3_library_s_ulog_holds_the_parameters_set_and_no_defaults() {
+    use lockstep_harness::engine::Engine;
+    use lockstep_harness::inputs::scenario::Scenario;
+    let dir = TempDir::new("ulog-params-abi3");
+    let example =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/scenarios/square.toml");
+    let text =
+        std::fs::read_to_string(&example).unwrap() + "\n[autopilot.params]\nMPC_XY_VEL_P = 1.25\n";
+    let s = Scenario::from_toml_str(&text, &example).unwrap();
+    let lib = std::path::Path::new(lockstep_c_examples::ABI3_AUTOPILOT);
+    let mut e = Engine::new(&s, lib, None).unwrap();
+    let ulog = dir.join("p.ulg");
+    e.ulog_to(&ulog, &s.autopilot_params, "test").unwrap();
+    while e.now().0 < 1_000_000 {
+        e.step().unwrap();
+    }
+    e.finish(Ok(())).unwrap();
+    let j = read_ulog(&ulog);
+    assert_eq!(j["params"], serde_json::json!({"MPC_XY_VEL_P": 1.25}));
+    assert_eq!(j["defaults"], serde_json::json!({}));
 }
 
 #[test]

@@ -62,6 +62,8 @@ pub(crate) enum Op {
     Snapshot = 13,
     /// Restore the instance from `text`.
     Restore = 14,
+    /// The parameter table, as JSON in `text`.
+    Params = 15,
 }
 
 impl Op {
@@ -81,6 +83,7 @@ impl Op {
             12 => Op::Exit,
             13 => Op::Snapshot,
             14 => Op::Restore,
+            15 => Op::Params,
             _ => return None,
         })
     }

@@ -175,6 +175,7 @@ fn handle(map: &Mapping, state: &mut State, op: Op) -> Result<(), AbiError> {
             let info = LoadedInfo {
                 name: lib.name().map(str::to_string),
                 capabilities: lib.capabilities(),
+                abi_version: lib.abi_version(),
                 migrates: lib.migrates(),
             };
             state.lib = Some(lib);
@@ -247,6 +248,10 @@ fn handle(map: &Mapping, state: &mut State, op: Op) -> Result<(), AbiError> {
         Op::Restore => {
             let bytes = map.read_text();
             instance(state)?.restore(&bytes)
+        }
+        Op::Params => {
+            let table = instance(state)?.params()?;
+            write_json(map, &table)
         }
         Op::LastError => {
             let m = instance(state)?.last_error();

@@ -26,6 +26,8 @@ const LOOK_EVERY: Duration = Duration::from_millis(5);
 pub(crate) struct LoadedInfo {
     pub name: Option<String>,
     pub capabilities: u32,
+    /// The ABI version the library implements.
+    pub abi_version: u32,
     /// The library exports the migration functions.
     pub migrates: bool,
 }
@@ -350,6 +352,14 @@ impl Remote {
             });
         }
         self.call(Op::Restore, Function::Restore, None)
+    }
+
+    pub(crate) fn params(&mut self) -> Result<Option<Vec<crate::NamedParam>>, AbiError> {
+        self.call(Op::Params, Function::Param, None)?;
+        let text = self.map.read_text();
+        serde_json::from_slice(&text).map_err(|e| AbiError::ParamTable {
+            reason: format!("the host's answer does not read: {e}"),
+        })
     }
 
     pub(crate) fn last_error(&mut self) -> String {

@@ -151,6 +151,17 @@ impl Avionics {
         self.pending_fresh = true;
     }
 
+    /// Queues a takeoff to `height_m` above home (`None`: the autopilot's
+    /// default) for the next autopilot step.
+    pub(crate) fn takeoff(&mut self, height_m: Option<f64>) {
+        self.command(0, LOCKSTEP_MODE_TAKEOFF, 0);
+        // ABI 3 had a reserved 0 there (the scenario's heights are refused
+        // at build for such a library, a station's by the station).
+        if self.ap.abi_version() >= 4 {
+            self.pending.takeoff_alt_m = height_m.map_or(0.0, |h| h as f32);
+        }
+    }
+
     /// Queues a setpoint for the next autopilot step.
     pub(crate) fn setpoint(
         &mut self,

@@ -221,7 +221,24 @@ pub(crate) fn build_avionics(
     plant: &Multirotor,
     ap: Autopilot,
     finest: u64,
-) -> Avionics {
+) -> Result<Avionics, EngineError> {
+    // A takeoff height reaches the autopilot in ABI 4's commands only.
+    let abi = ap.abi_version();
+    if !ap.is_stack() && abi < 4 {
+        for (i, ev) in scenario.events.iter().enumerate() {
+            if let Action::Takeoff { height_m: Some(_) } = ev.action {
+                return Err(invalid(
+                    scenario,
+                    format!(
+                        "key `{}.height_m`: the autopilot implements ABI version {abi}, \
+                         which has no takeoff height (ABI 4 has); leave it out to take off \
+                         to the autopilot's own height",
+                        scenario.event_key(i)
+                    ),
+                ));
+            }
+        }
+    }
     let rng = RngStreams::new(scenario.seed);
     let mut sensors = scenario.sensors;
     if scenario.noise_scale != 1.0 {
@@ -237,7 +254,7 @@ pub(crate) fn build_avionics(
         .count();
     let history = History::with_capacity((longest / finest) as usize + event_times + 4);
     let origin = plant.origin;
-    Avionics::new(
+    Ok(Avionics::new(
         Imu::new(sensors.imu, rng.stream("sensor.imu")),
         Mag::new(
             sensors.mag_field_ned_gauss,
@@ -253,7 +270,7 @@ pub(crate) fn build_avionics(
         Estimator::new(est_cfg, rng.stream("estimator")),
         history,
         ap,
-    )
+    ))
 }
 
 /// `plant` at rest at the scenario's start, stepped by its integrator: at
@@ -353,7 +370,7 @@ impl Engine {
                 &plan_items(&plant.origin, &m.items),
             );
         }
-        let avionics = build_avionics(scenario, &plant, ap, finest);
+        let avionics = build_avionics(scenario, &plant, ap, finest)?;
         let row = logging::shaped_row(&plant);
         let (log, log_meta) = match (log, world.cad.log) {
             (Some(path), Some(_)) => {

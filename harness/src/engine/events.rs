@@ -4,7 +4,7 @@
 
 use lockstep_abi::ffi::{
     LOCKSTEP_ARM_ARM, LOCKSTEP_ARM_DISARM, LOCKSTEP_MODE_HOLD, LOCKSTEP_MODE_LAND,
-    LOCKSTEP_MODE_RTL, LOCKSTEP_MODE_TAKEOFF,
+    LOCKSTEP_MODE_RTL,
 };
 
 use super::Engine;
@@ -118,7 +118,7 @@ pub(crate) fn apply(
             world.mission_started = Some(t);
             avionics.command(0, 0, 1);
         }
-        Action::Takeoff => avionics.command(0, LOCKSTEP_MODE_TAKEOFF, 0),
+        Action::Takeoff { height_m } => avionics.takeoff(height_m),
         Action::Rtl => avionics.command(0, LOCKSTEP_MODE_RTL, 0),
         Action::Land => avionics.command(0, LOCKSTEP_MODE_LAND, 0),
         Action::Hold => avionics.command(0, LOCKSTEP_MODE_HOLD, 0),

@@ -145,7 +145,7 @@ impl HostedVehicle {
         let resolved = build::resolve(scenario)?;
         let ap = build::open_autopilot(scenario, &resolved, autopilot, isolation)?;
         let (mut world, finest) = build::build_world(scenario, Physics::Host)?;
-        let avionics = build::build_avionics(scenario, &resolved.plant, ap, finest);
+        let avionics = build::build_avionics(scenario, &resolved.plant, ap, finest)?;
         let next = world.advance();
         Ok(HostedVehicle {
             world,

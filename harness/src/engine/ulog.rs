@@ -8,6 +8,7 @@ use std::path::Path;
 use super::{Engine, EngineError};
 use crate::inputs::autopilot_params::{ParamValue, Params};
 use crate::io::ulog::{Param, UlogInfo, UlogRecorder};
+use lockstep_abi::ParamKind;
 
 impl Engine {
     /// Writes the run as ULog to `path` from now on; call before the first
@@ -27,21 +28,35 @@ impl Engine {
         }
         let ap = &mut self.vehicle.avionics.ap;
         let mut initial = Vec::new();
-        for (name, v) in params {
-            // As the autopilot holds it (a float given for an integer
-            // parameter was set as an integer).
-            let read = match v {
-                ParamValue::Float(_) => ap
-                    .param_f32(name)
-                    .map(Param::Float)
-                    .or_else(|_| ap.param_i32(name).map(Param::Int)),
-                ParamValue::Int(_) => ap
-                    .param_i32(name)
-                    .map(Param::Int)
-                    .or_else(|_| ap.param_f32(name).map(Param::Float)),
-            };
-            if let Ok(p) = read {
-                initial.push((name.clone(), p));
+        let mut defaults = Vec::new();
+        let as_param = |kind: ParamKind, v: f64| match kind {
+            ParamKind::F32 => Param::Float(v as f32),
+            ParamKind::I32 => Param::Int(v as i32),
+        };
+        // The library's table when it lists it; a failing listing is an
+        // error of the run, not a log without it.
+        if let Some(table) = ap.params()? {
+            for p in table {
+                initial.push((p.name.clone(), as_param(p.param.kind, p.param.value)));
+                defaults.push((p.name, as_param(p.param.kind, p.param.default)));
+            }
+        } else {
+            for (name, v) in params {
+                // As the autopilot holds it (a float given for an integer
+                // parameter was set as an integer).
+                let read = match v {
+                    ParamValue::Float(_) => ap
+                        .param_f32(name)
+                        .map(Param::Float)
+                        .or_else(|_| ap.param_i32(name).map(Param::Int)),
+                    ParamValue::Int(_) => ap
+                        .param_i32(name)
+                        .map(Param::Int)
+                        .or_else(|_| ap.param_f32(name).map(Param::Float)),
+                };
+                if let Ok(p) = read {
+                    initial.push((name.clone(), p));
+                }
             }
         }
         let imu = self
@@ -56,6 +71,7 @@ impl Engine {
             run_id: run_id.to_string(),
             imu_period_us: u32::try_from(imu).unwrap_or(u32::MAX),
             params: initial,
+            defaults,
         };
         self.ulog = Some(UlogRecorder::create(path, &info).map_err(EngineError::Ulog)?);
         Ok(())

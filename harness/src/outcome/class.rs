@@ -136,7 +136,7 @@ fn refused_library(e: &AbiError) -> bool {
             | AbiError::MissionRejected { .. }
             | AbiError::Param { .. }
             | AbiError::Unsupported { .. }
-            | AbiError::PartialMigration { .. }
+            | AbiError::PartialGroup { .. }
             | AbiError::StackUnsupported { .. }
             | AbiError::StackListen { .. }
     )

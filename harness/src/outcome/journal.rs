@@ -77,7 +77,7 @@ impl Journal {
     /// A scenario event fired at `t`.
     pub fn event(&mut self, t: Micros, action: &Action) {
         match action {
-            Action::Takeoff => self.requested = Some(LOCKSTEP_MODE_TAKEOFF),
+            Action::Takeoff { .. } => self.requested = Some(LOCKSTEP_MODE_TAKEOFF),
             Action::Rtl => self.requested = Some(LOCKSTEP_MODE_RTL),
             Action::Land => self.requested = Some(LOCKSTEP_MODE_LAND),
             Action::Hold => self.requested = Some(LOCKSTEP_MODE_HOLD),

@@ -18,6 +18,9 @@ const MAX_SETPOINT_M: f64 = 1e6;
 const MAX_SETPOINT_MPS: f64 = 100.0;
 /// Largest setpoint body rate, rad/s (about 3 turns a second).
 const MAX_SETPOINT_RADPS: f64 = 20.0;
+/// A takeoff's height, m above home (PX4's MIS_TAKEOFF_ALT range).
+pub const MIN_TAKEOFF_M: f64 = 0.5;
+pub const MAX_TAKEOFF_M: f64 = 500.0;
 
 /// One `[[events]]` entry, every value checked with its key path; times
 /// lie within the run (`end`).
@@ -124,7 +127,16 @@ pub(super) fn event(
             )
         })
     };
+    if e.height_m.is_some() && e.action != "takeoff" {
+        return Err((key("height_m"), "goes with action `takeoff` only".into()));
+    }
     let action = match e.action.as_str() {
+        "takeoff" => Action::Takeoff {
+            height_m: e
+                .height_m
+                .map(|h| within(&key("height_m"), h, MIN_TAKEOFF_M, MAX_TAKEOFF_M))
+                .transpose()?,
+        },
         name if Action::command(name).is_some() => Action::command(name).expect("just found"),
         "wind_gust" => {
             let g = e

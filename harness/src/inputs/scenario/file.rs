@@ -442,4 +442,8 @@ pub(super) struct EventSection {
     /// from north (default: as it is).
     #[serde(default)]
     pub yaw_deg: Option<f64>,
+    /// takeoff: the height to climb to, m above home (default: the
+    /// autopilot's MIS_TAKEOFF_ALT).
+    #[serde(default)]
+    pub height_m: Option<f64>,
 }

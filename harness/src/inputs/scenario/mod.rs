@@ -64,8 +64,8 @@ pub use checks::{
 };
 use checks::{MAX_TICK_US, each_within, positive, within};
 pub use dispersions::{Dispersions, SpecAdjust};
-pub use events::action_now;
 use events::event;
+pub use events::{MAX_TAKEOFF_M, MIN_TAKEOFF_M, action_now};
 use file::{File, PeriodSection, WindKind};
 pub use overrides::Override;
 use settings::sensor_settings;

@@ -162,6 +162,14 @@ fn event_errors_name_the_event_and_key() {
             "test.toml: key `events[0].force_ned_n`: is required by action `push`",
         ),
         (
+            "[[events]]\nat_s = 1.0\naction = \"takeoff\"\nheight_m = 600.0\n",
+            "test.toml:10:1: key `events[0].height_m`: must be in [0.5, 500], is 600",
+        ),
+        (
+            "[[events]]\nat_s = 1.0\naction = \"land\"\nheight_m = 5.0\n",
+            "test.toml:10:1: key `events[0].height_m`: goes with action `takeoff` only",
+        ),
+        (
             "[[events]]\nat_s = 1.0\naction = \"push\"\nforce_ned_n = [0.0, 2e4, 0.0]\n",
             "test.toml:10:21: key `events[0].force_ned_n[1]`: must be in [-10000, 10000], is 20000",
         ),
@@ -175,7 +183,7 @@ fn event_errors_name_the_event_and_key() {
         ),
         (
             "[[events]]\nat_s = 1.0\naction = \"arm\"\nmotr = 1\n",
-            "test.toml:10:1: unknown key `events.0.motr` (valid in [events.0]: action, at_s, at_us, battery, force_ned_n, fraction, gust, motor, position_ned_m, rates_frd_radps, sensor, thrust, value, velocity_ned_mps, when, yaw_deg)",
+            "test.toml:10:1: unknown key `events.0.motr` (valid in [events.0]: action, at_s, at_us, battery, force_ned_n, fraction, gust, height_m, motor, position_ned_m, rates_frd_radps, sensor, thrust, value, velocity_ned_mps, when, yaw_deg)",
         ),
         (
             "[simulation.extra]\n",

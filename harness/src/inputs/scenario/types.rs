@@ -101,8 +101,11 @@ pub enum Action {
     Arm,
     Disarm,
     MissionStart,
-    /// Climb to the autopilot's takeoff altitude over where it is.
-    Takeoff,
+    /// Climb over where it is to `height_m` above home, or to the
+    /// autopilot's takeoff height (MIS_TAKEOFF_ALT) when `None`.
+    Takeoff {
+        height_m: Option<f64>,
+    },
     Rtl,
     Land,
     Hold,
@@ -206,7 +209,7 @@ impl Action {
         ("arm", Action::Arm),
         ("disarm", Action::Disarm),
         ("mission_start", Action::MissionStart),
-        ("takeoff", Action::Takeoff),
+        ("takeoff", Action::Takeoff { height_m: None }),
         ("rtl", Action::Rtl),
         ("land", Action::Land),
         ("hold", Action::Hold),
@@ -223,7 +226,8 @@ impl Action {
     /// Whether the action reaches the autopilot through its commands (an
     /// operator command or a setpoint) rather than acting on the world.
     pub fn is_command(&self) -> bool {
-        matches!(self, Action::Setpoint { .. }) || Action::COMMANDS.iter().any(|(_, a)| a == self)
+        matches!(self, Action::Setpoint { .. } | Action::Takeoff { .. })
+            || Action::COMMANDS.iter().any(|(_, a)| a == self)
     }
 
     /// Whether the action changes the plant (its motors or batteries) rather
@@ -249,7 +253,8 @@ impl std::fmt::Display for Action {
             Action::Arm => f.write_str("arm"),
             Action::Disarm => f.write_str("disarm"),
             Action::MissionStart => f.write_str("mission_start"),
-            Action::Takeoff => f.write_str("takeoff"),
+            Action::Takeoff { height_m: None } => f.write_str("takeoff"),
+            Action::Takeoff { height_m: Some(h) } => write!(f, "takeoff to {h} m"),
             Action::Rtl => f.write_str("rtl"),
             Action::Land => f.write_str("land"),
             Action::Hold => f.write_str("hold"),

@@ -56,8 +56,10 @@ pub(crate) fn keyed(key: &str, value: &[u8]) -> Vec<u8> {
 }
 
 impl UlogFile {
-    /// Creates `path` and writes the header and the flag bits.
-    pub fn create(path: &Path) -> std::io::Result<UlogFile> {
+    /// Creates `path` and writes the header and the flag bits: the
+    /// compatible flag DEFAULT_PARAMETERS (bit 0 of `compat_flags[0]`) when
+    /// `defaults` (the file will hold parameter-default messages).
+    pub fn create(path: &Path, defaults: bool) -> std::io::Result<UlogFile> {
         let f = std::fs::File::create(path).map_err(|e| {
             std::io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display()))
         })?;
@@ -69,8 +71,11 @@ impl UlogFile {
         let mut header = b"ULog\x01\x12\x35\x01".to_vec();
         header.extend_from_slice(&0u64.to_le_bytes());
         u.raw(&header)?;
-        // Flag bits: no compatible or incompatible flags, no appended data.
-        u.message(b'B', &[0u8; 40])?;
+        // Flag bits: compat_flags[8], incompat_flags[8], appended data
+        // offsets[3] (none: no incompatible flags).
+        let mut flags = [0u8; 40];
+        flags[0] = u8::from(defaults);
+        u.message(b'B', &flags)?;
         Ok(u)
     }
 
@@ -108,6 +113,18 @@ impl UlogFile {
             Param::Int(v) => keyed(&format!("int32_t {name}"), &v.to_le_bytes()),
         };
         self.message(b'P', &p)
+    }
+
+    /// A parameter's default ('Q'): both the system-wide default and the
+    /// current configuration's (bits 0 and 1; the library's default is for
+    /// the airframe flown).
+    pub fn param_default(&mut self, name: &str, value: Param) -> std::io::Result<()> {
+        let mut p = vec![0b11u8];
+        p.extend(match value {
+            Param::Float(v) => keyed(&format!("float {name}"), &v.to_le_bytes()),
+            Param::Int(v) => keyed(&format!("int32_t {name}"), &v.to_le_bytes()),
+        });
+        self.message(b'Q', &p)
     }
 
     /// Subscribes `id` to the format `name` (instance 0).

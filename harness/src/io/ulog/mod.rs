@@ -25,9 +25,11 @@
 //! Information fields: `sys_name` (lockstep), `ver_sw` (its version),
 //! `ver_hw` (the airframe), `sys_uuid` (the run: a digest of its scenario
 //! file, overrides-applied seed and airframe, so the same run has the same
-//! id). Parameters: those the scenario sets under `[autopilot.params]`, as
-//! the autopilot reads them back, and each change a ground station makes
-//! during the flight. Logged messages: the run's timeline (events and mode
+//! id). Parameters: the autopilot's whole table with each default (ULog's
+//! parameter-default messages, as PX4 writes them) when the library
+//! enumerates it (ABI 4), else those the scenario sets under
+//! `[autopilot.params]`, as the autopilot reads them back; and each change
+//! a ground station makes during the flight. Logged messages: the run's timeline (events and mode
 //! changes at info, failsafes at warning, crashes at error).
 
 mod file;
@@ -52,6 +54,8 @@ pub struct UlogInfo {
     pub imu_period_us: u32,
     /// The parameters at the start, by name.
     pub params: Vec<(String, Param)>,
+    /// Their defaults (the library's table; empty when it has none).
+    pub defaults: Vec<(String, Param)>,
 }
 
 /// A ULog being written as the flight goes.
@@ -69,7 +73,7 @@ pub struct UlogRecorder {
 impl UlogRecorder {
     /// Creates `path` with the definitions and subscriptions.
     pub fn create(path: &std::path::Path, info: &UlogInfo) -> std::io::Result<UlogRecorder> {
-        let mut file = UlogFile::create(path)?;
+        let mut file = UlogFile::create(path, !info.defaults.is_empty())?;
         file.info("sys_name", "lockstep")?;
         file.info("ver_sw", env!("CARGO_PKG_VERSION"))?;
         file.info("ver_hw", &info.airframe)?;
@@ -79,6 +83,9 @@ impl UlogRecorder {
         }
         for (name, value) in &info.params {
             file.param(name, *value)?;
+        }
+        for (name, value) in &info.defaults {
+            file.param_default(name, *value)?;
         }
         for t in Topic::ALL {
             file.subscribe(t as u16, t.name())?;
