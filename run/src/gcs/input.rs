@@ -21,6 +21,13 @@ pub enum Input {
     /// A command through the scenario's command path (`arm`, `disarm`,
     /// `takeoff`, `mission_start`, `rtl`, `land`, `hold`).
     Command { command: String },
+    /// A takeoff to a height above home, m (a station's NAV_TAKEOFF with
+    /// an altitude; without one it is the command `takeoff`).
+    Takeoff { height_m: f64 },
+    /// An offboard setpoint flown (a station's SET_POSITION_TARGET_* or
+    /// SET_ATTITUDE_TARGET while offboard is engaged, in the contract's
+    /// terms).
+    Setpoint(super::offboard::Setpoint),
     /// A mission uploaded (replacing the autopilot's), in the contract's
     /// items.
     Mission { items: Vec<Item> },
@@ -88,6 +95,27 @@ impl Input {
                 let action = Action::command(command)
                     .ok_or_else(|| format!("unknown command {command:?}"))?;
                 engine.apply_now(action);
+                Ok(())
+            }
+            Input::Takeoff { height_m } => {
+                if engine.autopilot().abi_version() < 4 {
+                    return Err(format!(
+                        "takeoff to {height_m} m refused: the autopilot (ABI {}) has no takeoff height",
+                        engine.autopilot().abi_version()
+                    ));
+                }
+                engine.apply_now(Action::Takeoff {
+                    height_m: Some(*height_m),
+                });
+                Ok(())
+            }
+            Input::Setpoint(sp) => {
+                engine.apply_now(Action::Setpoint {
+                    kind: sp.kind.contract(),
+                    vector: sp.vector,
+                    yaw_rad: sp.yaw_rad,
+                    thrust: sp.thrust,
+                });
                 Ok(())
             }
             Input::Mission { items } => {

@@ -18,12 +18,15 @@ mod health;
 pub mod input;
 mod mission;
 pub mod modes;
+mod offboard;
+mod params;
 mod telemetry;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use lockstep_abi::ffi::LOCKSTEP_MODE_OFFBOARD;
 use lockstep_harness::engine::Engine;
 use mavlink::dialects::common::*;
 use mavlink::{MavHeader, Message};
@@ -83,13 +86,18 @@ pub struct Gcs {
     reported: (i32, bool),
     recorder: Option<Recorder>,
     replay: Option<Replay>,
-    /// Parameter names known (set by the scenario or over MAVLink), for
-    /// PARAM_REQUEST_LIST: the contract cannot list a library's.
-    params: Vec<String>,
+    /// The parameters ground stations see: the library's whole table when
+    /// it enumerates it (ABI 4), else those set by the scenario or over
+    /// MAVLink.
+    params: params::Table,
     out: Vec<u8>,
     buf: Vec<u8>,
     /// What was ignored, by kind.
     ignored: BTreeMap<String, u64>,
+    /// Offboard control from the stations.
+    offboard: offboard::Offboard,
+    /// The autopilot's mode at the last boundary.
+    mode: u32,
 }
 
 impl Gcs {
@@ -126,10 +134,12 @@ impl Gcs {
             reported: (-1, false),
             recorder,
             replay,
-            params,
+            params: params::Table::new(params),
             out: Vec::with_capacity(300),
             buf: vec![0; 65_536],
             ignored: BTreeMap::new(),
+            offboard: offboard::Offboard::default(),
+            mode: 0,
         })
     }
 
@@ -172,7 +182,25 @@ impl Gcs {
             for link in 0..self.links.len() {
                 self.receive(link, engine, now)?;
             }
+            if self.offboard.lost(self.style, now) {
+                self.offboard.disengage();
+                let input = Input::Command {
+                    command: "hold".into(),
+                };
+                let _ = self.take(input, engine, now)?;
+                self.announce(
+                    MavSeverity::MAV_SEVERITY_WARNING,
+                    "Offboard lost: no setpoint for 1 s, holding",
+                );
+            }
         }
+        let mode = engine.actuators().mode;
+        if self.mode == LOCKSTEP_MODE_OFFBOARD && mode != LOCKSTEP_MODE_OFFBOARD {
+            // The autopilot left offboard (a failsafe, a command): the
+            // stream no longer steers it.
+            self.offboard.disengage();
+        }
+        self.mode = mode;
         self.progress(engine);
         let health = Health::of(engine);
         for (severity, text) in health.changes(&self.health) {
@@ -293,7 +321,31 @@ impl Gcs {
                 ];
                 self.command(link, sender, c.command, p, engine, now)?;
             }
+            MavMessage::SET_POSITION_TARGET_LOCAL_NED(m) if Self::for_us(m.target_system) => {
+                let out = self.offboard.local_ned(m, engine, now);
+                self.setpoint(out, engine, now)?;
+            }
+            MavMessage::SET_POSITION_TARGET_GLOBAL_INT(m) if Self::for_us(m.target_system) => {
+                let home = self.home.expect("set before inputs").alt_m;
+                let out = self.offboard.global_int(m, engine, home, now);
+                self.setpoint(out, engine, now)?;
+            }
+            MavMessage::SET_ATTITUDE_TARGET(m) if Self::for_us(m.target_system) => {
+                let out = offboard::Offboard::attitude(m);
+                self.setpoint(out, engine, now)?;
+            }
+            MavMessage::SET_MODE(m)
+                if Self::for_us(m.target_system)
+                    && modes::is_offboard(
+                        self.style,
+                        modes::split(self.style, m.custom_mode).0,
+                        0,
+                    ) =>
+            {
+                let _ = self.engage(engine, now)?;
+            }
             MavMessage::SET_MODE(m) if Self::for_us(m.target_system) => {
+                self.offboard.disengage();
                 let (main, sub) = modes::split(self.style, m.custom_mode);
                 match modes::command_for(self.style, main, sub) {
                     Some(cmd) => {
@@ -325,45 +377,10 @@ impl Gcs {
                 }
             }
             MavMessage::MISSION_ACK(_) => {}
-            MavMessage::PARAM_SET(p) if Self::for_us(p.target_system) => {
-                let name = param_name(&p.param_id);
-                let input = match p.param_type {
-                    MavParamType::MAV_PARAM_TYPE_REAL32 | MavParamType::MAV_PARAM_TYPE_REAL64 => {
-                        Input::ParamF32 {
-                            name: name.clone(),
-                            value: p.param_value,
-                        }
-                    }
-                    _ => Input::ParamI32 {
-                        name: name.clone(),
-                        value: self.decode_int(p.param_value),
-                    },
-                };
-                let result = self.take(input, engine, now)?;
-                if result.is_ok() && !self.params.contains(&name) {
-                    self.params.push(name.clone());
-                }
-                let integer = !matches!(
-                    p.param_type,
-                    MavParamType::MAV_PARAM_TYPE_REAL32 | MavParamType::MAV_PARAM_TYPE_REAL64
-                );
-                self.answer_param(link, &name, integer, &result, engine);
-            }
-            MavMessage::PARAM_REQUEST_READ(p) if Self::for_us(p.target_system) => {
-                let name = if p.param_index >= 0 {
-                    self.params.get(p.param_index as usize).cloned()
-                } else {
-                    Some(param_name(&p.param_id))
-                };
-                match name {
-                    Some(name) => self.answer_param(link, &name, false, &Ok(()), engine),
-                    None => self.ignore("PARAM_REQUEST_READ of an index past the known parameters"),
-                }
-            }
-            MavMessage::PARAM_REQUEST_LIST(p) if Self::for_us(p.target_system) => {
-                for name in self.params.clone() {
-                    self.answer_param(link, &name, false, &Ok(()), engine);
-                }
+            MavMessage::PARAM_SET(_)
+            | MavMessage::PARAM_REQUEST_READ(_)
+            | MavMessage::PARAM_REQUEST_LIST(_) => {
+                self.parameter(link, sender, msg, engine, now)?
             }
             other => {
                 let what = format!(
@@ -410,6 +427,31 @@ impl Gcs {
                 target_component: sender.1,
             })
         };
+        if command == MAV_CMD_DO_SET_MODE
+            && modes::is_offboard(self.style, p[1] as u32, p[2] as u32)
+        {
+            let result = match self.engage(engine, now)? {
+                Ok(()) => MavResult::MAV_RESULT_ACCEPTED,
+                Err(why) => {
+                    self.status_text(&why);
+                    MavResult::MAV_RESULT_DENIED
+                }
+            };
+            self.send(link, &ack(result));
+            return Ok(());
+        }
+        if matches!(
+            command,
+            MAV_CMD_DO_SET_MODE
+                | MAV_CMD_NAV_TAKEOFF
+                | MAV_CMD_NAV_LAND
+                | MAV_CMD_NAV_RETURN_TO_LAUNCH
+                | MAV_CMD_MISSION_START
+                | MAV_CMD_NAV_LOITER_UNLIM
+        ) {
+            // Another mode: the stream no longer steers the vehicle.
+            self.offboard.disengage();
+        }
         let named = match command {
             MAV_CMD_COMPONENT_ARM_DISARM => Some(if p[0] >= 0.5 { "arm" } else { "disarm" }),
             MAV_CMD_NAV_TAKEOFF => Some("takeoff"),
@@ -427,8 +469,16 @@ impl Gcs {
             _ => None,
         };
         if let Some(name) = named {
-            let input = Input::Command {
-                command: name.into(),
+            let input = match (command, self.takeoff_height(p[6])) {
+                (MAV_CMD_NAV_TAKEOFF, Err(why)) => {
+                    self.send(link, &ack(MavResult::MAV_RESULT_DENIED));
+                    self.status_text(&why);
+                    return Ok(());
+                }
+                (MAV_CMD_NAV_TAKEOFF, Ok(Some(height_m))) => Input::Takeoff { height_m },
+                _ => Input::Command {
+                    command: name.into(),
+                },
             };
             let result = self.take(input, engine, now)?;
             self.answer(
@@ -475,6 +525,71 @@ impl Gcs {
         Ok(())
     }
 
+    /// A setpoint message's outcome: kept for the switch, flown when
+    /// engaged, or refused (counted; announced the first time).
+    fn setpoint(
+        &mut self,
+        out: offboard::Outcome,
+        engine: &mut Engine,
+        now: u64,
+    ) -> Result<(), String> {
+        match out {
+            offboard::Outcome::Setpoint(sp) => {
+                self.offboard.arrived(sp, now);
+                if self.offboard.engaged {
+                    let _ = self.take(Input::Setpoint(sp), engine, now)?;
+                }
+            }
+            offboard::Outcome::Refused(why) => {
+                let what = format!("{why} (refused)");
+                if !self.ignored.contains_key(&what) {
+                    self.status_text(&format!("Refused: {why}"));
+                }
+                self.ignore(&what);
+            }
+        }
+        Ok(())
+    }
+
+    /// A station asks for offboard (PX4's OFFBOARD, ArduPilot's GUIDED):
+    /// the latest setpoint flown at once, or (ArduPilot, none yet) a hold
+    /// until one comes; PX4 refuses without a live stream.
+    fn engage(&mut self, engine: &mut Engine, now: u64) -> Result<Result<(), String>, String> {
+        match self.offboard.engage(self.style, now) {
+            Ok(Some(sp)) => self.take(Input::Setpoint(sp), engine, now),
+            Ok(None) => self.take(
+                Input::Command {
+                    command: "hold".into(),
+                },
+                engine,
+                now,
+            ),
+            Err(why) => Ok(Err(why)),
+        }
+    }
+
+    /// NAV_TAKEOFF's altitude (param 7) as a height above home: PX4's is
+    /// above mean sea level, ArduPilot's above home; NaN (and ArduPilot's
+    /// 0) is the autopilot's own height (`None`).
+    fn takeoff_height(&self, alt: f32) -> Result<Option<f64>, String> {
+        use lockstep_harness::inputs::scenario::{MAX_TAKEOFF_M, MIN_TAKEOFF_M};
+        if alt.is_nan() || (self.style == Style::ArduPilot && alt == 0.0) {
+            return Ok(None);
+        }
+        let home = self.home.expect("set before inputs");
+        let h = match self.style {
+            Style::Px4 => f64::from(alt) - home.alt_m,
+            Style::ArduPilot => f64::from(alt),
+        };
+        if (MIN_TAKEOFF_M..=MAX_TAKEOFF_M).contains(&h) {
+            Ok(Some(h))
+        } else {
+            Err(format!(
+                "takeoff refused: {h:.1} m above home is outside {MIN_TAKEOFF_M} to {MAX_TAKEOFF_M} m"
+            ))
+        }
+    }
+
     /// The message `REQUEST_MESSAGE` asks for by its id (param 1), now:
     /// any message this vehicle sends; `None` for one it does not.
     fn requested(&self, id: f32, engine: &Engine) -> Option<MavMessage> {
@@ -517,21 +632,6 @@ impl Gcs {
         })
     }
 
-    /// An integer parameter's value as the style encodes it in a float.
-    fn decode_int(&self, v: f32) -> i32 {
-        match self.style {
-            Style::Px4 => v.to_bits() as i32,
-            Style::ArduPilot => v as i32,
-        }
-    }
-
-    fn encode_int(&self, v: i32) -> f32 {
-        match self.style {
-            Style::Px4 => f32::from_bits(v as u32),
-            Style::ArduPilot => v as f32,
-        }
-    }
-
     /// The answer to an applied input.
     fn answer(&mut self, after: After, result: &Result<(), String>, _engine: &Engine) {
         match after {
@@ -558,63 +658,6 @@ impl Gcs {
         if let Err(e) = result {
             self.status_text(e);
         }
-    }
-
-    /// PARAM_VALUE of `name` as the autopilot now has it (float first, then
-    /// integer); a refusal is a STATUSTEXT.
-    /// PARAM_VALUE of `name` as the autopilot now has it, in the type
-    /// `integer` says first (a set is answered in the type it set); a
-    /// refused set is also a STATUSTEXT, and still answered with the value
-    /// in force when there is one (so a client stops retrying).
-    fn answer_param(
-        &mut self,
-        link: usize,
-        name: &str,
-        integer: bool,
-        result: &Result<(), String>,
-        engine: &mut Engine,
-    ) {
-        if let Err(e) = result {
-            self.status_text(e);
-        }
-        let ap = engine.autopilot();
-        let as_float = |ap: &mut lockstep_abi::Autopilot| {
-            ap.param_f32(name)
-                .map(|v| (v, MavParamType::MAV_PARAM_TYPE_REAL32))
-        };
-        let as_int = |ap: &mut lockstep_abi::Autopilot| {
-            ap.param_i32(name)
-                .map(|v| (v, MavParamType::MAV_PARAM_TYPE_INT32))
-        };
-        let read = if integer {
-            as_int(ap)
-                .map(|(v, k)| (self.encode_int(v), k))
-                .or_else(|_| as_float(ap))
-        } else {
-            as_float(ap).or_else(|_| as_int(ap).map(|(v, k)| (self.encode_int(v), k)))
-        };
-        let (value, kind) = match read {
-            Ok(r) => r,
-            Err(e) => {
-                if result.is_ok() {
-                    self.status_text(&e.to_string());
-                }
-                return;
-            }
-        };
-        let index = self
-            .params
-            .iter()
-            .position(|p| p == name)
-            .map_or(u16::MAX, |i| i as u16);
-        let msg = MavMessage::PARAM_VALUE(PARAM_VALUE_DATA {
-            param_value: value,
-            param_count: self.params.len() as u16,
-            param_index: index,
-            param_id: name.into(),
-            param_type: kind,
-        });
-        self.send(link, &msg);
     }
 
     /// A STATUSTEXT (error) to every ground station.
@@ -659,13 +702,6 @@ impl Gcs {
             l.send(&self.out);
         }
     }
-}
-
-/// A parameter id as text (up to 16 bytes, NUL-padded).
-fn param_name(id: &mavlink::types::CharArray<16>) -> String {
-    let bytes: &[u8] = &id[..];
-    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-    String::from_utf8_lossy(&bytes[..end]).into_owned()
 }
 
 /// The target system of a mission message.

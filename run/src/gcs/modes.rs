@@ -86,6 +86,15 @@ pub fn command_for(style: Style, custom: u32, sub: u32) -> Option<&'static str> 
     }
 }
 
+/// Whether a mode request asks for offboard control: PX4's OFFBOARD,
+/// ArduCopter's GUIDED (the stations' own path to setpoints).
+pub fn is_offboard(style: Style, custom: u32, _sub: u32) -> bool {
+    match style {
+        Style::Px4 => custom == PX4_OFFBOARD,
+        Style::ArduPilot => custom == COPTER_GUIDED,
+    }
+}
+
 /// A 32-bit custom mode as (main, sub) in `style`'s encoding.
 pub fn split(style: Style, custom_mode: u32) -> (u32, u32) {
     match style {
