@@ -174,7 +174,8 @@ fn a_takeoff_without_a_height_holds_at_mis_takeoff_alt_not_where_the_climb_was_j
 #[test]
 fn half_an_enumeration_is_refused_at_load() {
     let path = lockstep_c_examples::broken("partial_enumeration");
-    let e = lockstep_abi::Autopilot::open(&path, &iris_config(), &Isolation::InProcess).unwrap_err();
+    let e =
+        lockstep_abi::Autopilot::open(&path, &iris_config(), &Isolation::InProcess).unwrap_err();
     assert_eq!(
         e.to_string(),
         format!(

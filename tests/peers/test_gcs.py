@@ -387,3 +387,102 @@ def test_ardupilot_style_numbers_home_as_item_zero_and_reads_copter_modes(tmp_pa
         assert wait(m, "COMMAND_ACK").result == mav.MAV_RESULT_DENIED  # ALT_HOLD: no command
     finally:
         run.kill()
+
+
+def test_offboard_follows_px4s_rules_in_simulated_time(tmp_path):
+    """pymavlink as an offboard controller: OFFBOARD is denied before any
+    setpoint streams (COMMAND_ACK DENIED and a STATUSTEXT); streamed
+    setpoints do not move the vehicle until OFFBOARD is asked; then a
+    global position is flown; an attitude quaternion is refused and
+    announced, body rates with a thrust taken; 1 s without a setpoint is
+    the offboard-loss failsafe (hold, announced). NAV_TAKEOFF's altitude is
+    above mean sea level (PX4). The flight replays bit for bit."""
+    from pymavlink import mavutil
+    out = str(tmp_path / "offboard")
+    port = free_udp_port()
+    duration = 60
+    run = vehicle(out, port, duration, 1)
+    try:
+        m = pymavlink_session(port)
+        mav = mavutil.mavlink
+        offboard_mode = 6 << 16
+
+        def command(cmd, *params):
+            p = list(params) + [0] * (7 - len(params))
+            m.mav.command_long_send(1, 1, cmd, 0, *p)
+            return wait(m, "COMMAND_ACK", lambda a: a.command == cmd, timeout=10).result
+
+        assert command(mav.MAV_CMD_DO_SET_MODE, mav.MAV_MODE_FLAG_CUSTOM_MODE_ENABLED, 6) \
+            == mav.MAV_RESULT_DENIED
+        wait(m, "STATUSTEXT", lambda s: "Offboard refused" in s.text, timeout=5)
+        assert command(mav.MAV_CMD_COMPONENT_ARM_DISARM, 1) == mav.MAV_RESULT_ACCEPTED
+        # A takeoff to 6 m above home: param 7 above mean sea level.
+        assert command(mav.MAV_CMD_GET_HOME_POSITION) == mav.MAV_RESULT_ACCEPTED
+        home = wait(m, "HOME_POSITION", timeout=10)
+        amsl = home.altitude / 1000.0 + 6.0
+        assert command(mav.MAV_CMD_NAV_TAKEOFF, 0, 0, 0, float("nan"), 0, 0, amsl) \
+            == mav.MAV_RESULT_ACCEPTED
+        wait(m, "GLOBAL_POSITION_INT", lambda p: abs(p.relative_alt / 1000.0 - 6.0) < 0.3,
+             timeout=30)
+        # A global position 10 m north at 8 m above home, streamed at 10 Hz.
+        lat = int((HOME[0] + 10.0 / 111319.49) * 1e7)
+        lon = int(HOME[1] * 1e7)
+        mask = 0b0000_1111_1111_1000  # position only (velocity, accel, yaw rate ignored)
+
+        def stream(seconds, send):
+            end = time.time() + seconds
+            while time.time() < end:
+                send()
+                time.sleep(0.1)
+
+        def global_sp():
+            m.mav.set_position_target_global_int_send(
+                0, 1, 1, mav.MAV_FRAME_GLOBAL_RELATIVE_ALT_INT, mask, lat, lon, 8.0,
+                0, 0, 0, 0, 0, 0, 0.0, 0)
+
+        stream(1.0, global_sp)
+        # Not flown before the switch: the latest position is still here.
+        latest = None
+        while True:
+            msg = m.recv_match(type="LOCAL_POSITION_NED", blocking=False)
+            if msg is None:
+                break
+            latest = msg
+        assert latest is not None and abs(latest.x) < 0.5 and abs(latest.z + 6.0) < 0.5, latest
+        assert command(mav.MAV_CMD_DO_SET_MODE, mav.MAV_MODE_FLAG_CUSTOM_MODE_ENABLED, 6) \
+            == mav.MAV_RESULT_ACCEPTED
+        stream(8.0, global_sp)
+        wait(m, "LOCAL_POSITION_NED", lambda p: abs(p.x - 10.0) < 0.5 and abs(p.z + 8.0) < 0.5,
+             timeout=10)
+        wait(m, "HEARTBEAT", lambda h: h.custom_mode == offboard_mode, timeout=5)
+        # An attitude (quaternion) cannot be carried: refused, announced.
+        m.mav.set_attitude_target_send(0, 1, 1, 0b0000_0111, [1, 0, 0, 0], 0, 0, 0, 0.5)
+        wait(m, "STATUSTEXT", lambda s: "SET_ATTITUDE_TARGET with an attitude" in s.text,
+             timeout=5)
+        # Rates with a thrust are flown (hover thrust, level).
+        rates_mask = 0b1000_0000  # attitude ignored
+
+        def rates_sp():
+            m.mav.set_attitude_target_send(0, 1, 1, rates_mask, [1, 0, 0, 0], 0, 0, 0, 0.45)
+
+        stream(1.0, rates_sp)
+        # Silence: the offboard-loss failsafe after 1 s.
+        wait(m, "STATUSTEXT", lambda s: "Offboard lost" in s.text, timeout=5)
+        wait(m, "HEARTBEAT", lambda h: h.custom_mode != offboard_mode, timeout=5)
+        stdout, _ = run.communicate(timeout=120)
+    finally:
+        run.kill()
+    report = json.loads(stdout)
+    assert report["error"] is None, report["error"]
+    inputs_path = os.path.join(out, "mavlink-inputs.jsonl")
+    inputs = [json.loads(line) for line in open(inputs_path)]
+    kinds = [i["input"] for i in inputs]
+    assert kinds[:2] == ["command", "takeoff"], kinds
+    assert abs(inputs[1]["height_m"] - 6.0) < 1e-3
+    sp = [i for i in inputs if i["input"] == "setpoint"]
+    assert {s["kind"] for s in sp} == {"position", "rates"}
+    assert inputs[-1]["command"] == "hold"
+    again = replay(str(tmp_path / "replayed"), inputs_path, duration)
+    assert again["digest"] == report["digest"]
+    assert log_bytes(str(tmp_path / "replayed")) == log_bytes(out)
+    assert any("SET_ATTITUDE_TARGET with an attitude" in n for n in report["link_notes"])

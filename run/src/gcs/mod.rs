@@ -430,14 +430,15 @@ impl Gcs {
         if command == MAV_CMD_DO_SET_MODE
             && modes::is_offboard(self.style, p[1] as u32, p[2] as u32)
         {
-            let result = match self.engage(engine, now)? {
-                Ok(()) => MavResult::MAV_RESULT_ACCEPTED,
+            // The answer first, then why (a station waiting for the answer
+            // still reads the reason after it).
+            match self.engage(engine, now)? {
+                Ok(()) => self.send(link, &ack(MavResult::MAV_RESULT_ACCEPTED)),
                 Err(why) => {
+                    self.send(link, &ack(MavResult::MAV_RESULT_DENIED));
                     self.status_text(&why);
-                    MavResult::MAV_RESULT_DENIED
                 }
-            };
-            self.send(link, &ack(result));
+            }
             return Ok(());
         }
         if matches!(
