@@ -486,3 +486,84 @@ def test_offboard_follows_px4s_rules_in_simulated_time(tmp_path):
     assert again["digest"] == report["digest"]
     assert log_bytes(str(tmp_path / "replayed")) == log_bytes(out)
     assert any("SET_ATTITUDE_TARGET with an attitude" in n for n in report["link_notes"])
+
+
+def test_flight_view_messages_rates_and_timeline_as_stations_set_and_read_them(tmp_path):
+    """What QGroundControl's flight view reads (VFR_HUD, ALTITUDE,
+    ATTITUDE_QUATERNION, SERVO_OUTPUT_RAW), consistent with the other
+    streams; SET_MESSAGE_INTERVAL per message (and GET_MESSAGE_INTERVAL),
+    ArduPilot's REQUEST_DATA_STREAM by group; a STATUSTEXT for each
+    timeline entry; AUTOPILOT_VERSION's capabilities."""
+    from pymavlink import mavutil
+    out = str(tmp_path / "view")
+    port = free_udp_port()
+    run = vehicle(out, port, 40, 1)
+    try:
+        m = pymavlink_session(port)
+        mav = mavutil.mavlink
+
+        def command(cmd, *params):
+            p = list(params) + [0] * (7 - len(params))
+            m.mav.command_long_send(1, 1, cmd, 0, *p)
+            return wait(m, "COMMAND_ACK", lambda a: a.command == cmd, timeout=10).result
+
+        def count(kind, seconds):
+            n, end = 0, time.time() + seconds
+            while time.time() < end:
+                msg = m.recv_match(type=kind, blocking=True, timeout=0.2)
+                n += msg is not None
+            return n
+
+        assert command(mav.MAV_CMD_COMPONENT_ARM_DISARM, 1) == mav.MAV_RESULT_ACCEPTED
+        wait(m, "STATUSTEXT", lambda s: s.text == "arm", timeout=5)
+        assert command(mav.MAV_CMD_NAV_TAKEOFF, 0, 0, 0, float("nan"), 0, 0, float("nan")) \
+            == mav.MAV_RESULT_ACCEPTED
+        wait(m, "STATUSTEXT", lambda s: s.text == "takeoff", timeout=5)
+        gp = wait(m, "GLOBAL_POSITION_INT", lambda p: p.relative_alt > 2000, timeout=20)
+        alt = wait(m, "ALTITUDE", timeout=5)
+        assert abs(alt.altitude_relative - gp.relative_alt / 1000.0) < 0.5, (alt, gp)
+        assert alt.bottom_clearance == -1.0
+        hud = wait(m, "VFR_HUD", timeout=5)
+        assert 20 < hud.throttle < 90 and abs(hud.alt - alt.altitude_amsl) < 0.5, hud
+        servo = wait(m, "SERVO_OUTPUT_RAW", timeout=5)
+        motors = [getattr(servo, "servo%d_raw" % i) for i in range(1, 9)]
+        assert all(1100 < v < 2000 for v in motors[:4]) and motors[4:] == [0] * 4, motors
+        q = wait(m, "ATTITUDE_QUATERNION", timeout=5)
+        assert abs(q.q1 ** 2 + q.q2 ** 2 + q.q3 ** 2 + q.q4 ** 2 - 1.0) < 1e-4
+        # Per-message rates: VFR_HUD at 20 Hz, then off; asked back.
+        assert command(mav.MAV_CMD_SET_MESSAGE_INTERVAL, mav.MAVLINK_MSG_ID_VFR_HUD, 50_000) \
+            == mav.MAV_RESULT_ACCEPTED
+        n = count("VFR_HUD", 2.0)
+        assert 30 <= n <= 50, n
+        assert command(mav.MAV_CMD_GET_MESSAGE_INTERVAL, mav.MAVLINK_MSG_ID_VFR_HUD) \
+            == mav.MAV_RESULT_ACCEPTED
+        iv = wait(m, "MESSAGE_INTERVAL", timeout=5)
+        assert (iv.message_id, iv.interval_us) == (mav.MAVLINK_MSG_ID_VFR_HUD, 50_000)
+        assert command(mav.MAV_CMD_SET_MESSAGE_INTERVAL, mav.MAVLINK_MSG_ID_VFR_HUD, -1) \
+            == mav.MAV_RESULT_ACCEPTED
+        count("VFR_HUD", 0.3)  # what was already on its way
+        assert count("VFR_HUD", 1.5) == 0
+        assert command(mav.MAV_CMD_SET_MESSAGE_INTERVAL, mav.MAVLINK_MSG_ID_ADSB_VEHICLE, 1e5) \
+            == mav.MAV_RESULT_UNSUPPORTED
+        # ArduPilot's stream groups: positions at 2 Hz.
+        m.mav.request_data_stream_send(1, 1, mav.MAV_DATA_STREAM_POSITION, 2, 1)
+        count("GLOBAL_POSITION_INT", 0.3)
+        n = count("GLOBAL_POSITION_INT", 3.0)
+        assert 4 <= n <= 8, n
+        m.mav.request_data_stream_send(1, 1, mav.MAV_DATA_STREAM_POSITION, 0, 0)
+        count("GLOBAL_POSITION_INT", 0.3)
+        assert count("GLOBAL_POSITION_INT", 1.5) == 0
+        assert command(mav.MAV_CMD_REQUEST_MESSAGE, mav.MAVLINK_MSG_ID_AUTOPILOT_VERSION) \
+            == mav.MAV_RESULT_ACCEPTED
+        v = wait(m, "AUTOPILOT_VERSION", timeout=5)
+        for cap in (mav.MAV_PROTOCOL_CAPABILITY_MISSION_INT, mav.MAV_PROTOCOL_CAPABILITY_MAVLINK2,
+                    mav.MAV_PROTOCOL_CAPABILITY_SET_POSITION_TARGET_LOCAL_NED,
+                    mav.MAV_PROTOCOL_CAPABILITY_PARAM_ENCODE_BYTEWISE):
+            assert v.capabilities & cap, cap
+        for cap in (mav.MAV_PROTOCOL_CAPABILITY_FTP, mav.MAV_PROTOCOL_CAPABILITY_TERRAIN):
+            assert not v.capabilities & cap, cap
+        stdout, _ = run.communicate(timeout=120)
+    finally:
+        run.kill()
+    report = json.loads(stdout)
+    assert report["error"] is None

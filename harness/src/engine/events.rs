@@ -26,6 +26,18 @@ impl Engine {
         j.finish()
     }
 
+    /// The journal's entries so far (events, modes, arming, failsafes),
+    /// without copying: a ground station announces the new ones at each
+    /// boundary. Crashes are [`Engine::crashes`].
+    pub fn journal_entries(&self) -> &[crate::outcome::journal::Entry] {
+        self.world.journal.entries()
+    }
+
+    /// The crashes detected so far.
+    pub fn crashes(&self) -> &[crate::outcome::verdict::Crash] {
+        self.vehicle.monitor.crashes()
+    }
+
     /// Fires the events due at `t`.
     pub(super) fn stage_scenario(&mut self, t: Micros) {
         let v = &mut self.vehicle;

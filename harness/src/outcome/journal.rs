@@ -62,6 +62,11 @@ pub struct Journal {
 }
 
 impl Journal {
+    /// The entries so far, in time order (crashes are the monitor's).
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
     fn push(&mut self, time: Micros, kind: EntryKind, what: String) {
         if self.entries.len() < MAX_ENTRIES {
             self.entries.push(Entry {

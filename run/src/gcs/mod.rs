@@ -20,6 +20,7 @@ mod mission;
 pub mod modes;
 mod offboard;
 mod params;
+mod rates;
 mod telemetry;
 
 use std::collections::BTreeMap;
@@ -76,7 +77,9 @@ pub struct Gcs {
     links: Vec<Link>,
     style: Style,
     header: MavHeader,
-    next_due: [u64; STREAMS.len()],
+    rates: rates::Rates,
+    /// The timeline entries and crashes announced so far.
+    announced: (usize, usize),
     home: Option<Home>,
     /// The health last announced.
     health: Health,
@@ -127,7 +130,8 @@ impl Gcs {
                 component_id: COMPONENT,
                 sequence: 0,
             },
-            next_due: [0; STREAMS.len()],
+            rates: rates::Rates::new(),
+            announced: (0, 0),
             home: None,
             health: Health::assumed(),
             mission: MissionServer::new(options.style == Style::ArduPilot),
@@ -207,22 +211,55 @@ impl Gcs {
             self.announce(severity, &text);
         }
         self.health = health;
-        for (k, (stream, period)) in STREAMS.iter().enumerate() {
-            if now >= self.next_due[k] {
-                let home = self.home.expect("set above");
-                let msg = telemetry::message(
-                    engine,
-                    *stream,
-                    self.style,
-                    &home,
-                    self.mission.home_first,
-                    &self.health,
-                );
-                self.broadcast(&msg);
-                self.next_due[k] = (now / period + 1) * period;
-            }
+        self.announce_timeline(engine);
+        for stream in self.rates.due(now) {
+            let home = self.home.expect("set above");
+            let msg = telemetry::message(
+                engine,
+                stream,
+                self.style,
+                &home,
+                self.mission.home_first,
+                &self.health,
+            );
+            self.broadcast(&msg);
         }
         Ok(())
+    }
+
+    /// A STATUSTEXT for each new entry of the run's timeline (scenario
+    /// events, mode changes, arming, failsafes) and each crash, with the
+    /// severity QGroundControl shows them by.
+    fn announce_timeline(&mut self, engine: &Engine) {
+        use lockstep_harness::outcome::journal::EntryKind;
+        let entries = engine.journal_entries();
+        // Streamed setpoints are events too, at the stream's rate: the
+        // switch into offboard is announced (a mode change), not each one.
+        let new: Vec<(MavSeverity, String)> = entries[self.announced.0.min(entries.len())..]
+            .iter()
+            .filter(|e| !(e.kind == EntryKind::Event && e.what.starts_with("setpoint ")))
+            .map(|e| {
+                let severity = match e.kind {
+                    EntryKind::Event => MavSeverity::MAV_SEVERITY_NOTICE,
+                    EntryKind::Mode | EntryKind::Arming => MavSeverity::MAV_SEVERITY_INFO,
+                    EntryKind::Failsafe => MavSeverity::MAV_SEVERITY_CRITICAL,
+                    EntryKind::Crash => MavSeverity::MAV_SEVERITY_EMERGENCY,
+                };
+                (severity, e.what.clone())
+            })
+            .collect();
+        self.announced.0 = entries.len();
+        let crashes: Vec<String> = engine.crashes()[self.announced.1.min(engine.crashes().len())..]
+            .iter()
+            .map(|c| format!("Crash: {c}"))
+            .collect();
+        self.announced.1 = engine.crashes().len();
+        for (severity, text) in new {
+            self.announce(severity, &text);
+        }
+        for text in crashes {
+            self.announce(MavSeverity::MAV_SEVERITY_EMERGENCY, &text);
+        }
     }
 
     /// MISSION_ITEM_REACHED for each item passed since the last boundary,
@@ -320,6 +357,9 @@ impl Gcs {
                     c.param1, c.param2, c.param3, c.param4, c.x as f32, c.y as f32, c.z,
                 ];
                 self.command(link, sender, c.command, p, engine, now)?;
+            }
+            MavMessage::REQUEST_DATA_STREAM(r) if Self::for_us(r.target_system) => {
+                self.rates.request_stream(r, now);
             }
             MavMessage::SET_POSITION_TARGET_LOCAL_NED(m) if Self::for_us(m.target_system) => {
                 let out = self.offboard.local_ned(m, engine, now);
@@ -514,9 +554,20 @@ impl Gcs {
                 let home = self.home.expect("set before inputs");
                 self.send(link, &home.message(now));
             }
-            // Our streams keep their rates; the request is accepted (as
-            // MAVSDK asks for them and needs no more).
-            MAV_CMD_SET_MESSAGE_INTERVAL => self.send(link, &ack(MavResult::MAV_RESULT_ACCEPTED)),
+            MAV_CMD_SET_MESSAGE_INTERVAL => {
+                let result = self.rates.set_interval(p[0], p[1], now);
+                if result == MavResult::MAV_RESULT_UNSUPPORTED {
+                    self.ignore("SET_MESSAGE_INTERVAL for messages this vehicle does not stream");
+                }
+                self.send(link, &ack(result));
+            }
+            MAV_CMD_GET_MESSAGE_INTERVAL => match self.rates.interval(p[0]) {
+                Some(msg) => {
+                    self.send(link, &ack(MavResult::MAV_RESULT_ACCEPTED));
+                    self.send(link, &msg);
+                }
+                None => self.send(link, &ack(MavResult::MAV_RESULT_UNSUPPORTED)),
+            },
             _ => {
                 self.send(link, &ack(MavResult::MAV_RESULT_UNSUPPORTED));
                 let what = format!("commands {command:?} answered unsupported");
@@ -619,9 +670,15 @@ impl Gcs {
     }
 
     fn autopilot_version(&self) -> MavMessage {
+        // What is implemented, no more: missions and commands as _INT,
+        // MAVLink 2, offboard setpoints (local and global positions and
+        // velocities; body rates of SET_ATTITUDE_TARGET).
         let mut caps = MavProtocolCapability::MAV_PROTOCOL_CAPABILITY_MISSION_INT
             | MavProtocolCapability::MAV_PROTOCOL_CAPABILITY_COMMAND_INT
-            | MavProtocolCapability::MAV_PROTOCOL_CAPABILITY_MAVLINK2;
+            | MavProtocolCapability::MAV_PROTOCOL_CAPABILITY_MAVLINK2
+            | MavProtocolCapability::MAV_PROTOCOL_CAPABILITY_SET_POSITION_TARGET_LOCAL_NED
+            | MavProtocolCapability::MAV_PROTOCOL_CAPABILITY_SET_POSITION_TARGET_GLOBAL_INT
+            | MavProtocolCapability::MAV_PROTOCOL_CAPABILITY_SET_ATTITUDE_TARGET;
         caps |= match self.style {
             Style::Px4 => MavProtocolCapability::MAV_PROTOCOL_CAPABILITY_PARAM_ENCODE_BYTEWISE,
             Style::ArduPilot => MavProtocolCapability::MAV_PROTOCOL_CAPABILITY_PARAM_ENCODE_C_CAST,

@@ -11,8 +11,9 @@ use mavlink::dialects::common::*;
 use super::health::Health;
 use super::modes::{Style, custom_mode};
 
-/// The streams and their periods (µs of simulated time).
-pub(crate) const STREAMS: [(Stream, u64); 10] = [
+/// The streams and their default periods (µs of simulated time); a
+/// station changes them with SET_MESSAGE_INTERVAL or REQUEST_DATA_STREAM.
+pub(crate) const STREAMS: [(Stream, u64); 14] = [
     (Stream::Heartbeat, 1_000_000),
     (Stream::SysStatus, 1_000_000),
     (Stream::Attitude, 100_000),
@@ -23,6 +24,10 @@ pub(crate) const STREAMS: [(Stream, u64); 10] = [
     (Stream::GpsRaw, 200_000),
     (Stream::MissionCurrent, 500_000),
     (Stream::SystemTime, 1_000_000),
+    (Stream::VfrHud, 250_000),
+    (Stream::Altitude, 100_000),
+    (Stream::AttitudeQuaternion, 100_000),
+    (Stream::ServoOutputRaw, 200_000),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +42,10 @@ pub(crate) enum Stream {
     GpsRaw,
     MissionCurrent,
     SystemTime,
+    VfrHud,
+    Altitude,
+    AttitudeQuaternion,
+    ServoOutputRaw,
 }
 
 impl Stream {
@@ -55,6 +64,35 @@ impl Stream {
             Stream::GpsRaw => GPS_RAW_INT_DATA::ID,
             Stream::MissionCurrent => MISSION_CURRENT_DATA::ID,
             Stream::SystemTime => SYSTEM_TIME_DATA::ID,
+            Stream::VfrHud => VFR_HUD_DATA::ID,
+            Stream::Altitude => ALTITUDE_DATA::ID,
+            Stream::AttitudeQuaternion => ATTITUDE_QUATERNION_DATA::ID,
+            Stream::ServoOutputRaw => SERVO_OUTPUT_RAW_DATA::ID,
+        }
+    }
+
+    /// The streams of one of ArduPilot's stream groups (REQUEST_DATA_STREAM,
+    /// as ArduCopter's GCS_MAVLink groups its messages); HEARTBEAT is in
+    /// none (always sent).
+    pub(crate) fn in_group(self, group: MavDataStream) -> bool {
+        use MavDataStream::*;
+        match group {
+            MAV_DATA_STREAM_ALL => self != Stream::Heartbeat,
+            MAV_DATA_STREAM_EXTENDED_STATUS => matches!(
+                self,
+                Stream::SysStatus | Stream::GpsRaw | Stream::MissionCurrent
+            ),
+            MAV_DATA_STREAM_POSITION => {
+                matches!(self, Stream::GlobalPosition | Stream::LocalPosition)
+            }
+            MAV_DATA_STREAM_RC_CHANNELS => self == Stream::ServoOutputRaw,
+            MAV_DATA_STREAM_EXTRA1 => matches!(self, Stream::Attitude | Stream::AttitudeQuaternion),
+            MAV_DATA_STREAM_EXTRA2 => self == Stream::VfrHud,
+            MAV_DATA_STREAM_EXTRA3 => matches!(
+                self,
+                Stream::Battery | Stream::SystemTime | Stream::ExtendedSysState | Stream::Altitude
+            ),
+            _ => false,
         }
     }
 }
@@ -309,6 +347,81 @@ pub(crate) fn message(
             time_unix_usec: 0,
             time_boot_ms: ms,
         }),
+        Stream::VfrHud => {
+            // Airspeed: the speed through the air (the wind taken off).
+            let w = engine.wind();
+            let air =
+                ((x[3] - w[0]).powi(2) + (x[4] - w[1]).powi(2) + (x[5] - w[2]).powi(2)).sqrt();
+            let n = engine.plant().rotors.len().max(1);
+            let mean = act.motors[..n].iter().map(|&m| f64::from(m)).sum::<f64>() / n as f64;
+            let g = engine.plant().origin.to_geodetic([x[0], x[1], x[2]]);
+            let yaw = euler(&x[6..10])[2].to_degrees().rem_euclid(360.0);
+            MavMessage::VFR_HUD(VFR_HUD_DATA {
+                airspeed: air as f32,
+                groundspeed: x[3].hypot(x[4]) as f32,
+                alt: g.alt_m as f32,
+                climb: -x[5] as f32,
+                heading: (yaw.round() as i16) % 360,
+                throttle: (mean * 100.0).round().clamp(0.0, 100.0) as u16,
+            })
+        }
+        Stream::Altitude => {
+            let g = engine.plant().origin.to_geodetic([x[0], x[1], x[2]]);
+            MavMessage::ALTITUDE(ALTITUDE_DATA {
+                time_usec: now,
+                altitude_monotonic: g.alt_m as f32,
+                altitude_amsl: g.alt_m as f32,
+                altitude_local: -x[2] as f32,
+                altitude_relative: (home.ned[2] - x[2]) as f32,
+                // The ground is the plane z = 0 of the world frame.
+                altitude_terrain: -x[2] as f32,
+                // No distance sensor.
+                bottom_clearance: -1.0,
+            })
+        }
+        Stream::AttitudeQuaternion => MavMessage::ATTITUDE_QUATERNION(ATTITUDE_QUATERNION_DATA {
+            time_boot_ms: ms,
+            q1: x[6] as f32,
+            q2: x[7] as f32,
+            q3: x[8] as f32,
+            q4: x[9] as f32,
+            rollspeed: x[10] as f32,
+            pitchspeed: x[11] as f32,
+            yawspeed: x[12] as f32,
+            repr_offset_q: [0.0; 4],
+        }),
+        Stream::ServoOutputRaw => {
+            // Motor commands as PWM: 1000 us off to 2000 us full, 0 for
+            // outputs without a motor.
+            let n = engine.plant().rotors.len();
+            let pwm = |i: usize| -> u16 {
+                if i < n {
+                    (1000.0 + f64::from(act.motors[i]).clamp(0.0, 1.0) * 1000.0).round() as u16
+                } else {
+                    0
+                }
+            };
+            MavMessage::SERVO_OUTPUT_RAW(SERVO_OUTPUT_RAW_DATA {
+                time_usec: now as u32,
+                port: 0,
+                servo1_raw: pwm(0),
+                servo2_raw: pwm(1),
+                servo3_raw: pwm(2),
+                servo4_raw: pwm(3),
+                servo5_raw: pwm(4),
+                servo6_raw: pwm(5),
+                servo7_raw: pwm(6),
+                servo8_raw: pwm(7),
+                servo9_raw: pwm(8),
+                servo10_raw: pwm(9),
+                servo11_raw: pwm(10),
+                servo12_raw: pwm(11),
+                servo13_raw: pwm(12),
+                servo14_raw: pwm(13),
+                servo15_raw: pwm(14),
+                servo16_raw: pwm(15),
+            })
+        }
     }
 }
 
