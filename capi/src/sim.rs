@@ -390,6 +390,94 @@ pub unsafe extern "C" fn lockstep_sim_battery(
     })
 }
 
+/// The autopilot's whole table (ABI 4's enumeration), or the refusal a C
+/// host reads.
+fn param_table(e: &mut Entry<Sim>) -> Result<Vec<lockstep_abi::NamedParam>, Failure> {
+    usable(e)?;
+    match e.value.engine_mut().autopilot().params() {
+        Ok(Some(t)) => Ok(t),
+        Ok(None) => Err(Failure::new(
+            lockstep_status::LOCKSTEP_ERR_UNSUPPORTED,
+            "the autopilot does not list its parameters (an ABI-3 library, or one without \
+             lockstep_autopilot_param_count and lockstep_autopilot_param_info)",
+        )),
+        Err(err) => Err(Failure::new(
+            lockstep_status::LOCKSTEP_ERR_AUTOPILOT,
+            err.to_string(),
+        )),
+    }
+}
+
+/// How many parameters the autopilot has, into `*out_count`
+/// (`LOCKSTEP_ERR_UNSUPPORTED` when the library does not enumerate them:
+/// an ABI-3 library, or one without the enumeration).
+///
+/// Thread-safe: calls on one handle are serialized.
+///
+/// # Safety
+/// `out_count` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn lockstep_sim_param_count(
+    sim: *mut lockstep_sim,
+    out_count: *mut u32,
+) -> lockstep_status {
+    with(sim, |e| {
+        if out_count.is_null() {
+            return Err(crate::boundary::null("out_count"));
+        }
+        let n = param_table(e)?.len() as u32;
+        // SAFETY: non-NULL and writable (the caller's promise).
+        unsafe { out_count.write(n) };
+        Ok(())
+    })
+}
+
+/// Parameter `index` (0 to count - 1, the library's order): its name,
+/// type, value now and default (`LOCKSTEP_ERR_ARGUMENT` past the end,
+/// `LOCKSTEP_ERR_UNSUPPORTED` as `lockstep_sim_param_count`). Each call
+/// reads the table from the autopilot.
+///
+/// Thread-safe: calls on one handle are serialized.
+///
+/// # Safety
+/// `out` points to a `lockstep_param` with `size` set.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn lockstep_sim_param(
+    sim: *mut lockstep_sim,
+    index: u32,
+    out: *mut lockstep_param,
+) -> lockstep_status {
+    with(sim, |e| {
+        let table = param_table(e)?;
+        let Some(p) = table.get(index as usize) else {
+            return Err(Failure::new(
+                lockstep_status::LOCKSTEP_ERR_ARGUMENT,
+                format!(
+                    "index: parameter {index}, but the autopilot has {} (0 to {})",
+                    table.len(),
+                    table.len().saturating_sub(1)
+                ),
+            ));
+        };
+        let mut v = lockstep_param {
+            size: std::mem::size_of::<lockstep_param>() as u32,
+            r#type: match p.param.kind {
+                lockstep_abi::ParamKind::F32 => lockstep_abi::ffi::LOCKSTEP_PARAM_TYPE_F32,
+                lockstep_abi::ParamKind::I32 => lockstep_abi::ffi::LOCKSTEP_PARAM_TYPE_I32,
+            },
+            value: p.param.value,
+            default_value: p.param.default,
+            ..Default::default()
+        };
+        // The enumeration checked the name: 1 to 16 printable ASCII bytes.
+        for (d, b) in v.name.iter_mut().zip(p.name.bytes()) {
+            *d = b as std::ffi::c_char;
+        }
+        // SAFETY: the caller's promise on `out`.
+        unsafe { output(out, "out", v) }
+    })
+}
+
 /// The plant's whole state vector (its layout: 13 rigid-body states, then
 /// per rotor its speed, then per battery its charge and polarization
 /// voltage) into `buf` of `len` doubles; its length in `*out_len`

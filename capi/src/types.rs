@@ -142,6 +142,26 @@ impl Versioned for lockstep_battery_state {
     const NAME: &'static str = "lockstep_battery_state";
 }
 
+/// One autopilot parameter (`lockstep_sim_param`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct lockstep_param {
+    /// `sizeof(lockstep_param)`.
+    pub size: u32,
+    /// `LOCKSTEP_PARAM_TYPE_*` of autopilot.h (1 float, 2 int32).
+    pub r#type: u32,
+    /// The name, NUL-terminated (at most 16 characters, MAVLink's limit).
+    pub name: [std::ffi::c_char; 24],
+    /// The value in force (an int32's exact in the double).
+    pub value: f64,
+    /// The value just after the autopilot was created.
+    pub default_value: f64,
+}
+
+impl Versioned for lockstep_param {
+    const NAME: &'static str = "lockstep_param";
+}
+
 /// The plant integrator's work so far.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

@@ -527,6 +527,32 @@ typedef struct lockstep_integrator_stats {
 } lockstep_integrator_stats;
 
 /**
+ * One autopilot parameter (`lockstep_sim_param`).
+ */
+typedef struct lockstep_param {
+  /**
+   * `sizeof(lockstep_param)`.
+   */
+  uint32_t size;
+  /**
+   * `LOCKSTEP_PARAM_TYPE_*` of autopilot.h (1 float, 2 int32).
+   */
+  uint32_t type;
+  /**
+   * The name, NUL-terminated (at most 16 characters, MAVLink's limit).
+   */
+  char name[24];
+  /**
+   * The value in force (an int32's exact in the double).
+   */
+  double value;
+  /**
+   * The value just after the autopilot was created.
+   */
+  double default_value;
+} lockstep_param;
+
+/**
  * The verdict of a run that has ended: the same one `lockstep fly`
  * prints and `lockstep_sim_report` gives as JSON.
  */
@@ -1144,6 +1170,33 @@ lockstep_status lockstep_sim_actuators(struct lockstep_sim *sim, struct lockstep
 lockstep_status lockstep_sim_battery(struct lockstep_sim *sim,
                                      uint32_t index,
                                      struct lockstep_battery_state *out);
+
+/**
+ * How many parameters the autopilot has, into `*out_count`
+ * (`LOCKSTEP_ERR_UNSUPPORTED` when the library does not enumerate them:
+ * an ABI-3 library, or one without the enumeration).
+ *
+ * Thread-safe: calls on one handle are serialized.
+ *
+ * # Safety
+ * `out_count` is writable.
+ */
+lockstep_status lockstep_sim_param_count(struct lockstep_sim *sim, uint32_t *out_count);
+
+/**
+ * Parameter `index` (0 to count - 1, the library's order): its name,
+ * type, value now and default (`LOCKSTEP_ERR_ARGUMENT` past the end,
+ * `LOCKSTEP_ERR_UNSUPPORTED` as `lockstep_sim_param_count`). Each call
+ * reads the table from the autopilot.
+ *
+ * Thread-safe: calls on one handle are serialized.
+ *
+ * # Safety
+ * `out` points to a `lockstep_param` with `size` set.
+ */
+lockstep_status lockstep_sim_param(struct lockstep_sim *sim,
+                                   uint32_t index,
+                                   struct lockstep_param *out);
 
 /**
  * The plant's whole state vector (its layout: 13 rigid-body states, then

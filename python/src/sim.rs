@@ -273,6 +273,45 @@ impl Sim {
         })
     }
 
+    /// The autopilot's whole parameter table, by name: each a dict with
+    /// "type" ("f32" or "i32"), "value" (now) and "default" (after
+    /// create()); None when the library does not enumerate its parameters
+    /// (an ABI-3 library, or one without lockstep_autopilot_param_count /
+    /// param_info) or the autopilot is a flight stack. A failing listing
+    /// raises RunFailure with the library's message.
+    #[getter]
+    fn params<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let table = self.with(py, |b| {
+            b.session.usable().map_err(session_error)?;
+            b.session
+                .engine_mut()
+                .autopilot()
+                .params()
+                .map_err(|e| run_error(lockstep_run::RunError::run_failure(e.to_string())))
+        })?;
+        let Some(table) = table else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        for p in table {
+            let entry = PyDict::new(py);
+            match p.param.kind {
+                lockstep_abi::ParamKind::F32 => {
+                    entry.set_item("type", "f32")?;
+                    entry.set_item("value", p.param.value)?;
+                    entry.set_item("default", p.param.default)?;
+                }
+                lockstep_abi::ParamKind::I32 => {
+                    entry.set_item("type", "i32")?;
+                    entry.set_item("value", p.param.value as i64)?;
+                    entry.set_item("default", p.param.default as i64)?;
+                }
+            }
+            d.set_item(p.name, entry)?;
+        }
+        Ok(Some(d))
+    }
+
     /// The plant's whole state vector: 13 rigid-body states, then per
     /// rotor its speed, then per battery its charge and polarization
     /// voltage.

@@ -52,6 +52,15 @@ def broken_dir() -> Path:
 
 
 @pytest.fixture
+def abi3_autopilot(broken_dir) -> str:
+    """The reference autopilot built against the ABI-3 header (next to the
+    broken libraries' folder)."""
+    p = broken_dir.parent / "liblockstep_autopilot_abi3.so"
+    assert p.exists(), p
+    return str(p)
+
+
+@pytest.fixture
 def broken(broken_dir):
     def lib(name: str) -> str:
         p = broken_dir / f"liblockstep_broken_{name}.so"

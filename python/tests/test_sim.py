@@ -279,3 +279,17 @@ def interrupted_twice(square, os, signal):
         s.step(10**9)
     timer.join()
     assert s.time_us < s.end_us
+
+
+def test_params_lists_the_autopilots_table_with_values_and_defaults(idle, abi3_autopilot):
+    sim = lockstep.Sim(idle, params={"MPC_XY_VEL_P": 1.25, "MIS_YAW_TO_WP": 1})
+    table = sim.params
+    assert len(table) == 44
+    assert table["MPC_XY_VEL_P"]["type"] == "f32"
+    assert table["MPC_XY_VEL_P"]["value"] == 1.25
+    assert table["MPC_XY_VEL_P"]["default"] == pytest.approx(1.8, abs=1e-6)
+    assert table["MIS_YAW_TO_WP"] == {"type": "i32", "value": 1, "default": 0}
+    assert table["MPC_XY_CRUISE"]["default"] == 5.0
+    # An ABI-3 library lists none.
+    old = lockstep.Sim(idle, autopilot=abi3_autopilot)
+    assert old.params is None

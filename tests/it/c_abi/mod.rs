@@ -652,3 +652,74 @@ fn a_host_reads_the_verdict_of_a_run_that_missed_its_expectations() {
     // A freed handle has no verdict.
     assert_eq!(verdict(sim).unwrap_err().0, LOCKSTEP_ERR_HANDLE);
 }
+
+#[test]
+fn the_autopilots_parameter_table_is_listed_and_an_abi_3_library_says_it_has_none() {
+    let dir = TempDir::new("c-abi-params");
+    let scenario = idle_scenario(dir.path(), "idle", 2.0, 10);
+    let (o, _keep) = options(Path::new(BUNDLED), LOCKSTEP_ISOLATION_PROCESS, None);
+    let sim = new_sim(&scenario, &o).unwrap();
+    let mut n = 0;
+    // SAFETY: a live handle and a local out-parameter.
+    assert_eq!(
+        unsafe { lockstep_sim_param_count(sim, &mut n) },
+        LOCKSTEP_OK
+    );
+    assert_eq!(n, 44);
+    let param = |i: u32| {
+        let mut p = lockstep_param {
+            size: size_of::<lockstep_param>() as u32,
+            ..Default::default()
+        };
+        // SAFETY: a sized local struct.
+        match unsafe { lockstep_sim_param(sim, i, &mut p) } {
+            LOCKSTEP_OK => Ok(p),
+            s => Err((s, last_error())),
+        }
+    };
+    let names: Vec<String> = (0..n)
+        .map(|i| {
+            let p = param(i).unwrap();
+            // SAFETY: the library wrote a NUL-terminated name.
+            unsafe { CStr::from_ptr(p.name.as_ptr()) }
+                .to_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    let cruise = param(names.iter().position(|n| n == "MPC_XY_CRUISE").unwrap() as u32).unwrap();
+    assert_eq!(
+        (cruise.r#type, cruise.value, cruise.default_value),
+        (lockstep_abi::ffi::LOCKSTEP_PARAM_TYPE_F32, 5.0, 5.0)
+    );
+    let bat = param(names.iter().position(|n| n == "COM_LOW_BAT_ACT").unwrap() as u32).unwrap();
+    assert_eq!(bat.r#type, lockstep_abi::ffi::LOCKSTEP_PARAM_TYPE_I32);
+    assert_eq!(
+        param(44).unwrap_err(),
+        (
+            LOCKSTEP_ERR_ARGUMENT,
+            "index: parameter 44, but the autopilot has 44 (0 to 43)".to_string()
+        )
+    );
+    // SAFETY: the handle, freed once.
+    assert_eq!(unsafe { lockstep_sim_free(sim) }, LOCKSTEP_OK);
+
+    let (o, _keep) = options(
+        Path::new(lockstep_c_examples::ABI3_AUTOPILOT),
+        LOCKSTEP_ISOLATION_PROCESS,
+        None,
+    );
+    let sim = new_sim(&scenario, &o).unwrap();
+    // SAFETY: a live handle and a local out-parameter.
+    assert_eq!(
+        unsafe { lockstep_sim_param_count(sim, &mut n) },
+        LOCKSTEP_ERR_UNSUPPORTED
+    );
+    assert_eq!(
+        last_error(),
+        "the autopilot does not list its parameters (an ABI-3 library, or one without \
+         lockstep_autopilot_param_count and lockstep_autopilot_param_info)"
+    );
+    // SAFETY: the handle, freed once.
+    assert_eq!(unsafe { lockstep_sim_free(sim) }, LOCKSTEP_OK);
+}
