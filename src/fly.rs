@@ -82,6 +82,12 @@ pub struct FlyArgs {
     /// DIR/mavlink-inputs.jsonl).
     #[arg(long, value_name = "FILE")]
     mavlink_record: Option<PathBuf>,
+    /// MAVLink 2 signing: a file holding the link's secret key (32 bytes,
+    /// or 64 hexadecimal digits). Every message sent is signed; only
+    /// messages signed with the key are applied (the others are counted
+    /// in the report). The key is never printed or logged.
+    #[arg(long, value_name = "FILE")]
+    mavlink_key: Option<PathBuf>,
     /// Replay the inputs an earlier --mavlink flight recorded: the same
     /// flight bit for bit, with no ground station, as fast as possible.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["mavlink", "mavlink_record"])]
@@ -193,6 +199,31 @@ pub fn command(verb: &'static str, a: FlyArgs) -> ExitCode {
     if a.mavlink_record.is_some() && !served {
         return refuse("--mavlink-record is for --mavlink");
     }
+    if a.mavlink_key.is_some() && !served {
+        return refuse("--mavlink-key is for --mavlink");
+    }
+    let key = match a
+        .mavlink_key
+        .as_deref()
+        .map(lockstep_run::gcs::signing::read_key)
+    {
+        Some(Err(e)) => return refuse(&e),
+        Some(Ok(k)) => Some(k),
+        None => None,
+    };
+    if key.is_none() {
+        for e in &a.mavlink {
+            if let lockstep_run::gcs::Endpoint::Listen(addr) = e
+                && !addr.ip().is_loopback()
+            {
+                warn!(
+                    "lockstep {verb}: --mavlink listen:{addr} takes commands from anyone who can \
+                     reach it, with no key: give --mavlink-key FILE to sign the link, or listen \
+                     on 127.0.0.1"
+                );
+            }
+        }
+    }
     let gcs = (served || a.mavlink_replay.is_some()).then(|| lockstep_run::gcs::GcsOptions {
         endpoints: a.mavlink.clone(),
         style: a
@@ -206,6 +237,7 @@ pub fn command(verb: &'static str, a: FlyArgs) -> ExitCode {
                 .flatten()
         }),
         replay: a.mavlink_replay.clone(),
+        key,
     });
     if pace.is_some() && a.network_role.is_some() {
         return refuse("--realtime and --speed pace one vehicle's flight; not a distributed run");

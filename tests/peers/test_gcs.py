@@ -567,3 +567,68 @@ def test_flight_view_messages_rates_and_timeline_as_stations_set_and_read_them(t
         run.kill()
     report = json.loads(stdout)
     assert report["error"] is None
+
+
+def test_a_signed_link_takes_only_messages_signed_with_its_key(tmp_path):
+    """--mavlink-key: the vehicle signs everything it sends (a station
+    that requires signatures hears it) and applies only messages signed
+    with the key. An unsigned station's arm and a wrongly keyed one's are
+    refused (no answer), counted, and announced once; the signed station
+    arms. The key never appears in the report or on the terminal."""
+    from pymavlink import mavutil
+    key = bytes(range(32))
+    key_file = tmp_path / "link.key"
+    key_file.write_text(key.hex() + "\n")
+    out = str(tmp_path / "signed")
+    port = free_udp_port()
+    run = vehicle(out, port, 25, 1, ["--mavlink-key", str(key_file)])
+    try:
+        m = mavutil.mavlink_connection("udpin:127.0.0.1:%d" % port, source_system=255)
+        # Requires signatures on what it hears (no unsigned callback).
+        m.setup_signing(key, sign_outgoing=False)
+        assert m.wait_heartbeat(timeout=30) is not None, "no signed HEARTBEAT"
+        mav = mavutil.mavlink
+
+        texts = []
+
+        def arm_ack(timeout):
+            m.mav.command_long_send(1, 1, mav.MAV_CMD_COMPONENT_ARM_DISARM, 0, 1, 0, 0, 0, 0, 0, 0)
+            end = time.time() + timeout
+            while time.time() < end:
+                a = m.recv_match(type=["COMMAND_ACK", "STATUSTEXT"], blocking=True, timeout=0.5)
+                if a is not None and a.get_type() == "STATUSTEXT":
+                    texts.append(a.text)
+                elif a is not None:
+                    return a
+            return None
+
+        assert arm_ack(3) is None  # unsigned: refused
+        assert "Refused messages not signed with the key" in texts, texts
+        m.setup_signing(bytes(32), sign_outgoing=True)  # the wrong key
+        m.mav.signing.allow_unsigned_callback = None
+        assert arm_ack(3) is None
+        m.setup_signing(key, sign_outgoing=True)  # the right one
+        ack = arm_ack(10)
+        assert ack is not None and ack.result == mav.MAV_RESULT_ACCEPTED, ack
+        # Announced once, not per refused message.
+        assert texts.count("Refused messages not signed with the key") == 1, texts
+        stdout, stderr = run.communicate(timeout=120)
+    finally:
+        run.kill()
+    report = json.loads(stdout)
+    assert report["error"] is None
+    refused = [n for n in report["link_notes"] if "not signed with the link's key" in n]
+    assert len(refused) == 1 and int(refused[0].split()[0]) >= 2, report["link_notes"]
+    inputs = [json.loads(l) for l in open(os.path.join(out, "mavlink-inputs.jsonl"))]
+    assert [i.get("command") for i in inputs] == ["arm"]
+    assert key.hex() not in stdout + stderr
+
+
+def test_a_bad_key_file_is_refused_naming_it(tmp_path):
+    bad = tmp_path / "short.key"
+    bad.write_bytes(b"secret")
+    r = subprocess.run([BIN, "fly", GCS, "--duration", "1", "--mavlink", "udp:127.0.0.1:9",
+                        "--mavlink-key", str(bad)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2, r
+    assert ("--mavlink-key %s: a key is 32 bytes, or 64 hexadecimal digits; this file has 6 bytes"
+            % bad) in r.stderr, r.stderr

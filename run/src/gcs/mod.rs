@@ -21,6 +21,7 @@ pub mod modes;
 mod offboard;
 mod params;
 mod rates;
+pub mod signing;
 mod telemetry;
 
 use std::collections::BTreeMap;
@@ -56,6 +57,9 @@ pub struct GcsOptions {
     pub record: Option<PathBuf>,
     /// Inputs to replay instead of listening (no socket is opened).
     pub replay: Option<PathBuf>,
+    /// MAVLink 2 signing's secret key: every message sent is signed, only
+    /// messages signed with it are applied.
+    pub key: Option<[u8; 32]>,
 }
 
 /// A reply waiting for an input to be applied.
@@ -101,6 +105,8 @@ pub struct Gcs {
     offboard: offboard::Offboard,
     /// The autopilot's mode at the last boundary.
     mode: u32,
+    /// The link's signing, with a key.
+    signing: Option<signing::Signing>,
 }
 
 impl Gcs {
@@ -144,6 +150,7 @@ impl Gcs {
             ignored: BTreeMap::new(),
             offboard: offboard::Offboard::default(),
             mode: 0,
+            signing: options.key.map(signing::Signing::new),
         })
     }
 
@@ -303,6 +310,20 @@ impl Gcs {
             let mut frames = 0;
             while let Ok(raw) = reader.read_any_raw_message::<MavMessage>() {
                 frames += 1;
+                if let Some(s) = &self.signing
+                    && !s.accepts(&raw)
+                {
+                    let what = "MAVLink messages refused: not signed with the link's key, or \
+                                an old signature timestamp";
+                    if !self.ignored.contains_key(what) {
+                        self.announce(
+                            MavSeverity::MAV_SEVERITY_WARNING,
+                            "Refused messages not signed with the key",
+                        );
+                    }
+                    self.ignore(what);
+                    continue;
+                }
                 let sender = (raw.system_id() as u8, raw.component_id());
                 match MavMessage::parse(raw.version(), raw.message_id(), raw.payload()) {
                     Ok(msg) => self.handle(link, from, sender, &msg, engine, now)?,
@@ -742,7 +763,12 @@ impl Gcs {
     fn frame(&mut self, msg: &MavMessage) {
         self.out.clear();
         // Writing into a Vec cannot fail.
-        let _ = mavlink::write_v2_msg(&mut self.out, self.header, msg);
+        let _ = mavlink::write_v2_msg_signed(
+            &mut self.out,
+            self.header,
+            msg,
+            self.signing.as_ref().map(signing::Signing::data),
+        );
         self.header.sequence = self.header.sequence.wrapping_add(1);
     }
 

@@ -661,10 +661,8 @@ fn the_autopilots_parameter_table_is_listed_and_an_abi_3_library_says_it_has_non
     let sim = new_sim(&scenario, &o).unwrap();
     let mut n = 0;
     // SAFETY: a live handle and a local out-parameter.
-    assert_eq!(
-        unsafe { lockstep_sim_param_count(sim, &mut n) },
-        LOCKSTEP_OK
-    );
+    let s = unsafe { lockstep_sim_param_count(sim, &mut n) };
+    assert_eq!(s, LOCKSTEP_OK);
     assert_eq!(n, 44);
     let param = |i: u32| {
         let mut p = lockstep_param {
@@ -711,10 +709,8 @@ fn the_autopilots_parameter_table_is_listed_and_an_abi_3_library_says_it_has_non
     );
     let sim = new_sim(&scenario, &o).unwrap();
     // SAFETY: a live handle and a local out-parameter.
-    assert_eq!(
-        unsafe { lockstep_sim_param_count(sim, &mut n) },
-        LOCKSTEP_ERR_UNSUPPORTED
-    );
+    let s = unsafe { lockstep_sim_param_count(sim, &mut n) };
+    assert_eq!(s, LOCKSTEP_ERR_UNSUPPORTED);
     assert_eq!(
         last_error(),
         "the autopilot does not list its parameters (an ABI-3 library, or one without \
