@@ -44,6 +44,49 @@ pub(crate) fn slice_until(until: Instant) -> Option<Duration> {
     Some(left.min(SLICE))
 }
 
+/// How often the wait for a stack's first connection says so.
+const COUNTDOWN_EVERY: Duration = Duration::from_secs(10);
+
+/// The wait for a stack's first connection, said on the terminal every
+/// [`COUNTDOWN_EVERY`] (a person starting the stack by hand sees that
+/// lockstep is waiting and for how long more).
+#[derive(Debug)]
+pub(crate) struct Countdown {
+    name: String,
+    hint: &'static str,
+    started: Instant,
+    timeout: Duration,
+    said: u64,
+}
+
+impl Countdown {
+    pub(crate) fn new(name: &str, hint: &'static str, timeout: Duration) -> Countdown {
+        Countdown {
+            name: name.to_string(),
+            hint,
+            started: Instant::now(),
+            timeout,
+            said: 0,
+        }
+    }
+
+    /// Called while waiting: a line each [`COUNTDOWN_EVERY`].
+    pub(crate) fn tick(&mut self) {
+        let elapsed = self.started.elapsed();
+        let n = elapsed.as_secs() / COUNTDOWN_EVERY.as_secs();
+        if n > self.said {
+            self.said = n;
+            let left = self.timeout.saturating_sub(elapsed).as_secs_f64().round();
+            eprintln!(
+                "lockstep: waiting for {} ({} s so far, {left} s left; {}; Ctrl-C stops)",
+                self.name,
+                n * COUNTDOWN_EVERY.as_secs(),
+                self.hint
+            );
+        }
+    }
+}
+
 /// Counts of what a link ignored or noticed, by what it was.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Tally {

@@ -481,3 +481,61 @@ fn what_a_stack_cannot_see_is_refused_by_key() {
         "{e}"
     );
 }
+
+#[test]
+fn the_wait_for_a_stack_counts_down_on_the_terminal_every_10_s() {
+    // Both stacks at once (11 s each): the line at 10 s, then the error.
+    let dir = crate::common::TempDir::new("stack-countdown");
+    let runs: Vec<_> = [
+        ("px4-sitl", free_tcp_port()),
+        ("ardupilot-json", free_udp_port()),
+    ]
+    .into_iter()
+    .map(|(kind, port)| {
+        let file = dir.join(format!("{kind}.toml"));
+        std::fs::write(
+            &file,
+            format!(
+                "schema_version = 1\n[simulation]\nseed = 1\nduration_s = 0.2\n\
+                     [vehicle]\nspec = \"iris\"\n[autopilot]\nkind = \"{kind}\"\nport = {port}\n\
+                     connect_timeout_s = 11.0\n"
+            ),
+        )
+        .unwrap();
+        let child = std::process::Command::new(crate::common::LOCKSTEP)
+            .args(["fly".as_ref(), file.as_os_str(), "--quiet".as_ref()])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        (kind, port, child)
+    })
+    .collect();
+    for (kind, port, child) in runs {
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{kind}: {stderr}");
+        let (name, start) = match kind {
+            "px4-sitl" => (
+                format!("px4-sitl (TCP 127.0.0.1:{port})"),
+                "start PX4 SITL now (make px4_sitl none_iris)",
+            ),
+            _ => (
+                format!("ardupilot-json (UDP 127.0.0.1:{port})"),
+                "start ArduPilot SITL now (sim_vehicle.py ... --model JSON)",
+            ),
+        };
+        let line =
+            format!("lockstep: waiting for {name} (10 s so far, 1 s left; {start}; Ctrl-C stops)");
+        assert!(stderr.contains(&line), "{kind}: {stderr}");
+        assert_eq!(
+            stderr.matches("lockstep: waiting for").count(),
+            1,
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("no flight stack connected within 11 s"),
+            "{stderr}"
+        );
+    }
+}

@@ -28,7 +28,7 @@ use lockstep_abi::ffi::{
 };
 use lockstep_abi::{AbiError, FlightStack, GroundTruth, StackNotes};
 
-use crate::listen::{Interrupt, Tally, seconds, slice_until};
+use crate::listen::{Countdown, Interrupt, Tally, seconds, slice_until};
 use crate::{OutputMap, StackOptions};
 use servo::ServoPacket;
 
@@ -186,7 +186,20 @@ impl FlightStack for ArduPilotJson {
     ) -> Result<lockstep_actuator_frame, AbiError> {
         if self.frame.is_none() {
             let until = Instant::now() + self.connect_timeout;
-            match self.receive(time_us, until)? {
+            let mut countdown = Countdown::new(
+                &self.name,
+                "start ArduPilot SITL now (sim_vehicle.py ... --model JSON)",
+                self.connect_timeout,
+            );
+            // Waited for in slices of the countdown's period, so it speaks.
+            let first = loop {
+                let slice = (Instant::now() + std::time::Duration::from_secs(1)).min(until);
+                match self.receive(time_us, slice)? {
+                    Received::TimedOut if Instant::now() < until => countdown.tick(),
+                    r => break r,
+                }
+            };
+            match first {
                 Received::Packet(p) => self.frame = Some(p.frame_count),
                 Received::TimedOut => {
                     return Err(AbiError::PeerNotConnected {

@@ -32,7 +32,7 @@ use mavlink::dialects::common::{HilActuatorControlsFlags, MavMessage};
 use mavlink::error::MessageReadError;
 use mavlink::{MAVLinkMessageRaw, MavHeader, Message};
 
-use crate::listen::{Interrupt, Tally, seconds, slice_until};
+use crate::listen::{Countdown, Interrupt, Tally, seconds, slice_until};
 use crate::{Boot, OutputMap, StackOptions};
 
 /// Counts the bytes read from the stream, so that what the MAVLink reader
@@ -170,11 +170,17 @@ impl Px4Sitl {
             });
         };
         let until = Instant::now() + self.connect_timeout;
+        let mut countdown = Countdown::new(
+            &self.name,
+            "start PX4 SITL now (make px4_sitl none_iris)",
+            self.connect_timeout,
+        );
         let (stream, peer) = loop {
             match listener.accept() {
                 Ok(s) => break s,
                 Err(e) if e.kind() == ErrorKind::WouldBlock => {
                     self.interrupt.check()?;
+                    countdown.tick();
                     match slice_until(until) {
                         Some(d) => std::thread::sleep(d.min(Duration::from_millis(5))),
                         None => {

@@ -156,7 +156,7 @@ pub(super) struct AutopilotSection {
     pub port: Option<u16>,
     /// Flight stacks: the output channel (0-based) of each rotor of the spec, in the spec's rotor order. Default: rotor i on channel i.
     pub output_map: Option<Vec<i64>>,
-    /// Flight stacks: how long the first step waits for the stack to connect, s (default 60, at most 3600).
+    /// Flight stacks: how long the first step waits for the stack to connect, s (default 1800: a first build of the stack takes minutes; at most 3600). A line on the terminal counts the wait every 10 s.
     pub connect_timeout_s: Option<f64>,
     /// Flight stacks: how long a step waits for the stack's answer, s (default 10, at most 3600).
     pub step_deadline_s: Option<f64>,

@@ -123,11 +123,16 @@ pub(super) fn stack_options(a: &AutopilotSection) -> Result<Option<StackOptions>
         address,
         port,
         output_map,
-        connect_timeout: wait("connect_timeout_s", a.connect_timeout_s, 60.0)?,
+        connect_timeout: wait("connect_timeout_s", a.connect_timeout_s, DEFAULT_CONNECT_S)?,
         step_deadline: wait("step_deadline_s", a.step_deadline_s, 10.0)?,
         boot,
     }))
 }
+
+/// How long the first step waits for a stack by default: a first `make
+/// px4_sitl` or `sim_vehicle.py` compiles for many minutes while a person
+/// watches the countdown (Ctrl-C stops it).
+pub const DEFAULT_CONNECT_S: f64 = 1800.0;
 
 /// A flight stack takes missions and commands over its own MAVLink link:
 /// the scenario's mission and its operator events (arm, disarm, modes,
