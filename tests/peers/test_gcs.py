@@ -63,6 +63,14 @@ def wait(m, kind, cond=lambda msg: True, timeout=60):
     raise AssertionError("no %s within %s s" % (kind, timeout))
 
 
+def ready(m):
+    """Waits, as a station does before arming, for the prearm check to be
+    healthy (the autopilot refuses to arm before its first estimate)."""
+    from pymavlink import mavutil
+    bit = mavutil.mavlink.MAV_SYS_STATUS_PREARM_CHECK
+    wait(m, "SYS_STATUS", lambda s: s.onboard_control_sensors_health & bit, timeout=30)
+
+
 def square(lat0, lon0, side, alt):
     import math
     out = []
@@ -415,6 +423,7 @@ def test_offboard_follows_px4s_rules_in_simulated_time(tmp_path):
         assert command(mav.MAV_CMD_DO_SET_MODE, mav.MAV_MODE_FLAG_CUSTOM_MODE_ENABLED, 6) \
             == mav.MAV_RESULT_DENIED
         wait(m, "STATUSTEXT", lambda s: "Offboard refused" in s.text, timeout=5)
+        ready(m)
         assert command(mav.MAV_CMD_COMPONENT_ARM_DISARM, 1) == mav.MAV_RESULT_ACCEPTED
         # A takeoff to 6 m above home: param 7 above mean sea level.
         assert command(mav.MAV_CMD_GET_HOME_POSITION) == mav.MAV_RESULT_ACCEPTED
@@ -514,6 +523,7 @@ def test_flight_view_messages_rates_and_timeline_as_stations_set_and_read_them(t
                 n += msg is not None
             return n
 
+        ready(m)
         assert command(mav.MAV_CMD_COMPONENT_ARM_DISARM, 1) == mav.MAV_RESULT_ACCEPTED
         wait(m, "STATUSTEXT", lambda s: s.text == "arm", timeout=5)
         assert command(mav.MAV_CMD_NAV_TAKEOFF, 0, 0, 0, float("nan"), 0, 0, float("nan")) \
