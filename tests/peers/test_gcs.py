@@ -524,6 +524,10 @@ def test_flight_view_messages_rates_and_timeline_as_stations_set_and_read_them(t
             return n
 
         ready(m)
+        # Delivered (ACCEPTED), then refused by the autopilot: its message
+        # follows as a STATUSTEXT.
+        assert command(mav.MAV_CMD_NAV_RETURN_TO_LAUNCH) == mav.MAV_RESULT_ACCEPTED
+        wait(m, "STATUSTEXT", lambda s: "refused: disarmed" in s.text, timeout=5)
         assert command(mav.MAV_CMD_COMPONENT_ARM_DISARM, 1) == mav.MAV_RESULT_ACCEPTED
         wait(m, "STATUSTEXT", lambda s: s.text == "arm", timeout=5)
         assert command(mav.MAV_CMD_NAV_TAKEOFF, 0, 0, 0, float("nan"), 0, 0, float("nan")) \
