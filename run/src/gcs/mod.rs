@@ -40,7 +40,7 @@ use health::Health;
 use input::{Input, Recorder, Replay};
 use mission::MissionServer;
 pub use modes::Style;
-use telemetry::Home;
+use telemetry::{Home, STREAMS};
 
 /// How long after an input the autopilot's refusal of it is looked for
 /// (a few autopilot steps).
@@ -229,7 +229,8 @@ impl Gcs {
         self.health = health;
         self.announce_timeline(engine);
         self.relay_refusal(engine, now);
-        for stream in self.rates.due(now) {
+        let due = self.rates.due(now);
+        for (&(stream, _), _) in STREAMS.iter().zip(due).filter(|(_, d)| *d) {
             let home = self.home.expect("set above");
             let msg = telemetry::message(
                 engine,

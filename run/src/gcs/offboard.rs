@@ -165,19 +165,8 @@ impl Offboard {
         engine: &Engine,
         now: u64,
     ) -> Outcome {
-        use PositionTargetTypemask as T;
         let mask = m.type_mask;
-        let pos = !mask.intersects(
-            T::POSITION_TARGET_TYPEMASK_X_IGNORE
-                | T::POSITION_TARGET_TYPEMASK_Y_IGNORE
-                | T::POSITION_TARGET_TYPEMASK_Z_IGNORE,
-        );
-        let vel = !mask.intersects(
-            T::POSITION_TARGET_TYPEMASK_VX_IGNORE
-                | T::POSITION_TARGET_TYPEMASK_VY_IGNORE
-                | T::POSITION_TARGET_TYPEMASK_VZ_IGNORE,
-        );
-        let kind = match classify(mask, pos, vel) {
+        let kind = match classify(mask) {
             Ok(k) => k,
             Err(why) => return Outcome::Refused(why),
         };
@@ -214,11 +203,7 @@ impl Offboard {
                 );
             }
         };
-        let heading = (!mask.contains(T::POSITION_TARGET_TYPEMASK_YAW_IGNORE) && m.yaw.is_finite())
-            .then_some(m.yaw);
-        let rate = (!mask.contains(T::POSITION_TARGET_TYPEMASK_YAW_RATE_IGNORE)
-            && m.yaw_rate.is_finite())
-        .then_some(m.yaw_rate);
+        let (heading, rate) = yaw_given(mask, m.yaw, m.yaw_rate);
         let yaw_rad = self.yaw(heading, rate, engine, now);
         Outcome::Setpoint(Setpoint {
             kind,
@@ -237,19 +222,8 @@ impl Offboard {
         home_alt_m: f64,
         now: u64,
     ) -> Outcome {
-        use PositionTargetTypemask as T;
         let mask = m.type_mask;
-        let pos = !mask.intersects(
-            T::POSITION_TARGET_TYPEMASK_X_IGNORE
-                | T::POSITION_TARGET_TYPEMASK_Y_IGNORE
-                | T::POSITION_TARGET_TYPEMASK_Z_IGNORE,
-        );
-        let vel = !mask.intersects(
-            T::POSITION_TARGET_TYPEMASK_VX_IGNORE
-                | T::POSITION_TARGET_TYPEMASK_VY_IGNORE
-                | T::POSITION_TARGET_TYPEMASK_VZ_IGNORE,
-        );
-        let kind = match classify(mask, pos, vel) {
+        let kind = match classify(mask) {
             Ok(k) => k,
             Err(why) => return Outcome::Refused(why),
         };
@@ -285,11 +259,7 @@ impl Offboard {
                 [m.vx, m.vy, m.vz].map(f64::from)
             }
         };
-        let heading = (!mask.contains(T::POSITION_TARGET_TYPEMASK_YAW_IGNORE) && m.yaw.is_finite())
-            .then_some(m.yaw);
-        let rate = (!mask.contains(T::POSITION_TARGET_TYPEMASK_YAW_RATE_IGNORE)
-            && m.yaw_rate.is_finite())
-        .then_some(m.yaw_rate);
+        let (heading, rate) = yaw_given(mask, m.yaw, m.yaw_rate);
         let yaw_rad = self.yaw(heading, rate, engine, now);
         Outcome::Setpoint(Setpoint {
             kind,
@@ -335,10 +305,20 @@ impl Offboard {
 }
 
 /// A position (any velocity given with it is PX4's feed-forward, which the
-/// contract's position setpoint does not take) or a velocity; anything
-/// else is refused.
-fn classify(mask: PositionTargetTypemask, pos: bool, vel: bool) -> Result<Kind, &'static str> {
+/// contract's position setpoint does not take) or a velocity, as the type
+/// mask says; anything else is refused.
+fn classify(mask: PositionTargetTypemask) -> Result<Kind, &'static str> {
     use PositionTargetTypemask as T;
+    let pos = !mask.intersects(
+        T::POSITION_TARGET_TYPEMASK_X_IGNORE
+            | T::POSITION_TARGET_TYPEMASK_Y_IGNORE
+            | T::POSITION_TARGET_TYPEMASK_Z_IGNORE,
+    );
+    let vel = !mask.intersects(
+        T::POSITION_TARGET_TYPEMASK_VX_IGNORE
+            | T::POSITION_TARGET_TYPEMASK_VY_IGNORE
+            | T::POSITION_TARGET_TYPEMASK_VZ_IGNORE,
+    );
     let acc = !mask.contains(
         T::POSITION_TARGET_TYPEMASK_AX_IGNORE
             | T::POSITION_TARGET_TYPEMASK_AY_IGNORE
@@ -356,4 +336,14 @@ fn classify(mask: PositionTargetTypemask, pos: bool, vel: bool) -> Result<Kind, 
             Err("setpoints with a partial position or velocity (the contract takes a whole vector)")
         }
     }
+}
+
+/// The heading and the yaw rate a type mask says are given (and finite).
+fn yaw_given(mask: PositionTargetTypemask, yaw: f32, rate: f32) -> (Option<f32>, Option<f32>) {
+    use PositionTargetTypemask as T;
+    (
+        (!mask.contains(T::POSITION_TARGET_TYPEMASK_YAW_IGNORE) && yaw.is_finite()).then_some(yaw),
+        (!mask.contains(T::POSITION_TARGET_TYPEMASK_YAW_RATE_IGNORE) && rate.is_finite())
+            .then_some(rate),
+    )
 }

@@ -8,7 +8,7 @@
 
 use mavlink::dialects::common::*;
 
-use super::telemetry::{STREAMS, Stream};
+use super::telemetry::STREAMS;
 
 /// The shortest interval a station may ask for (1 kHz).
 const MIN_INTERVAL_US: u64 = 1_000;
@@ -28,18 +28,20 @@ impl Rates {
         }
     }
 
-    /// The streams due at `now`, each then scheduled a period on.
-    pub(super) fn due(&mut self, now: u64) -> Vec<Stream> {
-        let mut out = Vec::new();
-        for (k, (stream, _)) in STREAMS.iter().enumerate() {
+    /// Which streams are due at `now` (by their index in [`STREAMS`]),
+    /// each then scheduled a period on. No allocation: it runs at every
+    /// boundary.
+    pub(super) fn due(&mut self, now: u64) -> [bool; STREAMS.len()] {
+        let mut due = [false; STREAMS.len()];
+        for (k, d) in due.iter_mut().enumerate() {
             if let Some(period) = self.period[k]
                 && now >= self.next_due[k]
             {
-                out.push(*stream);
+                *d = true;
                 self.next_due[k] = (now / period + 1) * period;
             }
         }
-        out
+        due
     }
 
     fn index(id: u32) -> Option<usize> {
