@@ -73,6 +73,9 @@ typedef struct ap_mixer {
   float f; /* thrust model factor */
 } ap_mixer;
 
+/* A limit that does not limit (m/s). */
+#define AP_FAR 1e9f
+
 /* What the mode logic asks of the position controller. */
 typedef struct ap_target {
   float pos[3];

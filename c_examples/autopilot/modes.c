@@ -9,8 +9,6 @@
 #include "ap_internal.h"
 #include "ap_math.h"
 
-#define AP_FAR 1e9f
-
 int ap_mode_flying(uint32_t mode) {
   return mode == LOCKSTEP_MODE_TAKEOFF || mode == LOCKSTEP_MODE_MISSION || mode == LOCKSTEP_MODE_HOLD ||
          mode == LOCKSTEP_MODE_RTL || mode == LOCKSTEP_MODE_LAND || mode == LOCKSTEP_MODE_OFFBOARD;
@@ -279,10 +277,15 @@ static void offboard(ap_t *ap, const lockstep_commands *cmd) {
     memcpy(t->rates, v, sizeof(t->rates));
     t->thrust_frac = cmd->setpoint_thrust;
   } else if (pos) {
+    /* A position is flown at the cruise speed (a station's "go to"). */
     memcpy(t->pos, v, sizeof(t->pos));
     t->vxy_override = 0;
     t->vz_override = 0;
+    t->xy_speed_max = ap->p.xy_cruise;
   } else {
+    /* A velocity is flown as asked, up to MPC_XY_VEL_MAX (PX4's limit on
+     * offboard and manual velocities), not the cruise speed. */
+    t->xy_speed_max = AP_FAR;
     memcpy(t->pos, ap->pos, sizeof(t->pos));
     t->vxy_override = 1;
     t->vxy[0] = v[0];

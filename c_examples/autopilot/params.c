@@ -164,6 +164,13 @@ LOCKSTEP_AP_EXPORT int32_t lockstep_autopilot_param_set_f32(lockstep_autopilot *
   /* The gyro filters take a new cutoff at the next IMU sample. */
   if (d->offset == offsetof(ap_params, gyro_cutoff_hz) || d->offset == offsetof(ap_params, dgyro_cutoff_hz))
     ap->gyro.redesign = 1;
+  /* A new cruise speed is in force at once, as PX4's DO_CHANGE_SPEED is:
+   * for the leg being flown and the rest of a mission (until one of its
+   * DO_CHANGE_SPEED items says otherwise). */
+  if (d->offset == offsetof(ap_params, xy_cruise)) {
+    if (ap->tgt.xy_speed_max < AP_FAR) ap->tgt.xy_speed_max = value; /* not a velocity flown */
+    ap->mis_xy_speed = value;
+  }
   return LOCKSTEP_AP_OK;
 }
 
