@@ -209,6 +209,7 @@ pub(crate) fn build_world(
         now: Micros::ZERO,
         boundaries: 0,
         journal: Default::default(),
+        destinations: Vec::new(),
     };
     Ok((world, finest))
 }

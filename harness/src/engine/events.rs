@@ -13,7 +13,7 @@ use super::vehicle::FaultState;
 use super::world::World;
 use crate::Micros;
 use crate::environment::wind::Gust;
-use crate::inputs::scenario::{Action, Condition, SensorId, Trigger};
+use crate::inputs::scenario::{Action, Condition, SensorId, SetpointKind, Trigger};
 
 impl Engine {
     /// The timeline so far (events, mode changes, failsafes, crashes) in
@@ -47,12 +47,21 @@ impl Engine {
             mission_current: v.avionics.act.mission_current,
         };
         v.faults_changed |= stage_scenario(&mut self.world, &mut v.avionics, &mut v.faults, t, now);
+        self.take_destinations();
     }
 
     /// Applies `a` at `t` as a scenario event would.
     pub(super) fn apply(&mut self, a: Action, t: Micros) {
         let v = &mut self.vehicle;
         v.faults_changed |= apply(&mut self.world, &mut v.avionics, &mut v.faults, a, t);
+        self.take_destinations();
+    }
+
+    /// The positions just flown to by setpoint join the fly-away fence.
+    fn take_destinations(&mut self) {
+        for (n, e, alt) in self.world.destinations.drain(..) {
+            self.vehicle.monitor.include(n, e, alt);
+        }
     }
 }
 
@@ -139,7 +148,12 @@ pub(crate) fn apply(
             vector,
             yaw_rad,
             thrust,
-        } => avionics.setpoint(kind, vector, yaw_rad, thrust),
+        } => {
+            if kind == SetpointKind::Position {
+                world.destinations.push((vector[0], vector[1], -vector[2]));
+            }
+            avionics.setpoint(kind, vector, yaw_rad, thrust)
+        }
         Action::WindGust {
             amplitude_ned_mps,
             rise,

@@ -210,6 +210,7 @@ impl HostedVehicle {
             ) {
                 self.avionics.sensor_faults = self.faults.sensors;
             }
+            self.world.destinations.clear();
         }
         let (p, v) = (truth.state.position_ned_m, truth.state.velocity_ned_mps);
         self.world
@@ -279,6 +280,8 @@ impl HostedVehicle {
         ) {
             self.avionics.sensor_faults = self.faults.sensors;
         }
+        // The host's plant has no fly-away fence here.
+        self.world.destinations.clear();
         Ok(())
     }
 

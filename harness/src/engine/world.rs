@@ -40,6 +40,10 @@ pub(crate) struct World {
     pub(crate) now: Micros,
     pub(crate) boundaries: u64,
     pub(crate) journal: Journal,
+    /// Positions flown to by setpoint since the vehicle last took them
+    /// (north, east, altitude m): its monitor's fence grows to hold them,
+    /// as it does for an uploaded mission.
+    pub(crate) destinations: Vec<(f64, f64, f64)>,
 }
 
 impl World {

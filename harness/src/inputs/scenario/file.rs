@@ -114,9 +114,10 @@ pub(super) struct ExpectSection {
     pub loss_of_control_tilt_deg: Option<f64>,
     /// How long a spin or tilt must last to be a loss of control (default 2 s).
     pub loss_of_control_s: Option<f64>,
-    /// Farther than this from the mission's area (the start and every
-    /// mission item), or above its highest item by as much, is a crash: a
-    /// fly-away (default 100 m; a declared `volume` replaces this fence).
+    /// Farther than this from the mission's area (the start, every mission
+    /// item and every position flown to by setpoint), or above its highest
+    /// item by as much, is a crash: a fly-away (default 100 m; a declared
+    /// `volume` replaces this fence).
     pub fly_away_margin_m: Option<f64>,
 }
 

@@ -12,9 +12,9 @@
 //!   (default 2 s) on end;
 //! - **left the volume**: outside the `volume` box, when one is declared;
 //! - **fly-away**: without a `volume`, farther than `fly_away_margin_m`
-//!   (default 100 m) from the mission's area (the start and every mission
-//!   item, those uploaded during the run too) or above its highest item by
-//!   as much (`fence`);
+//!   (default 100 m) from the mission's area (the start, every mission
+//!   item, those uploaded during the run too, and every position flown to
+//!   by setpoint) or above its highest item by as much (`fence`);
 //! - **pack empty in the air**: a battery at SOC 0 while airborne.
 //!
 //! At the end, besides the `[expect]` conditions: a mission that was

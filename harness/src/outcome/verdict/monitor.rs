@@ -107,6 +107,16 @@ impl Monitor {
         self.estimate_s = None;
     }
 
+    /// A position flown to by setpoint (north, east, altitude m): the fence
+    /// grows to hold it, as for a mission's item; how long the missions
+    /// take is unchanged.
+    pub fn include(&mut self, north_m: f64, east_m: f64, altitude_m: f64) {
+        match &mut self.fence {
+            Some(f) => f.include(Some((north_m, east_m)), altitude_m),
+            None => self.fence = Some(Fence::at(north_m, east_m, altitude_m)),
+        }
+    }
+
     /// The largest tilt seen so far, degrees (0 before any sample).
     pub fn max_tilt_deg(&self) -> f64 {
         self.min_cos_tilt.clamp(-1.0, 1.0).acos().to_degrees()
