@@ -283,3 +283,50 @@ def test_parameters_are_written_read_back_and_refusals_reported_as_such(tmp_path
     assert [(i["input"], i["name"]) for i in inputs] == [
         ("param_f32", "MPC_XY_VEL_P"), ("param_i32", "MIS_YAW_TO_WP"),
         ("param_f32", "MPC_XY_VEL_P"), ("param_f32", "NO_SUCH_PARAM")]
+
+
+def test_goto(tmp_path):
+    """Action.goto_location (DO_REPOSITION, COMMAND_INT in the global
+    frame, altitude above mean sea level): flown to the place at 20 m above
+    home and held there, at the autopilot's cruise speed (5 m/s)."""
+    text, report, rows, inputs = fly(tmp_path, "goto", 260, 8, 120)
+    assert "-- Taking off" in text, text
+    sp = [i for i in inputs if i["input"] == "setpoint"]
+    assert len(sp) == 1 and sp[0]["kind"] == "position", inputs
+    # The place, 47.399386, 8.535245, north and east of home on WGS-84's
+    # ellipsoid (its radii of curvature at home's latitude).
+    a, e2 = 6378137.0, 6.69437999014e-3
+    phi = math.radians(47.397742)
+    w = 1.0 - e2 * math.sin(phi) ** 2
+    north = math.radians(47.399386 - 47.397742) * a * (1.0 - e2) / w ** 1.5
+    east = math.radians(8.535245 - 8.545594) * a / math.sqrt(w) * math.cos(phi)
+    n, e, d = sp[0]["vector"]
+    assert abs(n - north) < 0.5 and abs(e - east) < 0.5 and abs(d + 20.0) < 0.05, (sp[0], north, east)
+    end = rows[-1]
+    assert math.dist((f(end, "x_m"), f(end, "y_m"), f(end, "z_m")), (n, e, d)) < 1.0, end
+    cruising = [math.hypot(f(r, "vx_mps"), f(r, "vy_mps")) for r in rows
+                if int(r["time_us"]) > sp[0]["time_us"] + 30_000_000
+                and math.dist((f(r, "x_m"), f(r, "y_m")), (n, e)) > 50.0]
+    assert cruising and all(abs(v - 5.0) < 0.3 for v in cruising), (min(cruising), max(cruising))
+
+
+def test_manual_control(tmp_path):
+    """ManualControl: position control (PX4's POSCTL) engaged after the
+    takeoff, the example's random sticks flown as velocity setpoints (full
+    pitch or roll 10 m/s, full throttle 3 m/s up, none 1.5 m/s down; centred
+    a position hold), and when the example stops, the RC-loss failsafe
+    0.5 s after its last input: return."""
+    text, report, rows, inputs = fly(tmp_path, "manual_control", 45, 1, 60, stop_after=25)
+    assert "-- Starting manual control" in text, text
+    sp = [i for i in inputs if i["input"] == "setpoint"]
+    assert len(sp) > 20, inputs
+    speeds = {round(math.hypot(*s["vector"][:2]), 6) for s in sp if s["kind"] == "velocity"}
+    climbs = {round(s["vector"][2], 6) for s in sp if s["kind"] == "velocity"}
+    assert speeds <= {0.0, 10.0} and climbs <= {0.0, -3.0, 1.5}, (speeds, climbs)
+    assert 10.0 in speeds and any(s["kind"] == "position" for s in sp)
+    # The example stopped: return 0.5 s after its last input (at least
+    # that after the last setpoint: an input that changes nothing is not
+    # flown again).
+    assert inputs[-1]["input"] == "command" and inputs[-1]["command"] == "rtl", inputs[-1]
+    assert inputs[-1]["time_us"] - sp[-1]["time_us"] >= 500_000, (sp[-1], inputs[-1])
+    assert report["verdict"]["crashes"] == [], report["verdict"]

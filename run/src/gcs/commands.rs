@@ -1,7 +1,10 @@
 //! The command protocol on the vehicle's side: COMMAND_LONG and
 //! COMMAND_INT into the scenario's command path (arm, takeoff with its
 //! altitude, land, RTL, mission start, hold, modes; OFFBOARD through
-//! [`super::offboard`]), requests for messages (REQUEST_MESSAGE,
+//! [`super::offboard`], POSCTL/LOITER through [`super::manual`]),
+//! DO_REPOSITION (a position setpoint, reported as PX4's hold or
+//! ArduPilot's GUIDED) and DO_CHANGE_SPEED (the autopilot's cruise or climb
+//! speed parameter), requests for messages (REQUEST_MESSAGE,
 //! GET_HOME_POSITION, AUTOPILOT_VERSION), message intervals; and the
 //! setpoint messages' outcomes.
 
@@ -9,19 +12,117 @@
 #![allow(deprecated)]
 
 use lockstep_harness::engine::Engine;
+use lockstep_plant::env::geodesy::Geodetic;
 use mavlink::dialects::common::*;
 
 use super::input::Input;
 use super::telemetry::{self, STREAMS};
 use super::{After, Gcs, Style, modes, offboard};
 
+/// Where a command points: COMMAND_INT's x, y and z in its frame, or
+/// COMMAND_LONG's parameters 5 to 7 (in the style's frame for them).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Place {
+    /// Degrees; NaN when not given.
+    pub(super) lat_deg: f64,
+    pub(super) lon_deg: f64,
+    /// m in `frame`; NaN when not given.
+    pub(super) alt: f32,
+    pub(super) frame: MavFrame,
+}
+
+impl Place {
+    /// COMMAND_LONG's: degrees in parameters 5 and 6 (0 and NaN are not
+    /// given), PX4's altitude above mean sea level, ArduPilot's above home.
+    pub(super) fn of_long(p: &[f32; 7], style: Style) -> Place {
+        let given = !(p[4] == 0.0 && p[5] == 0.0);
+        let deg = |v: f32| if given { f64::from(v) } else { f64::NAN };
+        Place {
+            lat_deg: deg(p[4]),
+            lon_deg: deg(p[5]),
+            alt: p[6],
+            frame: match style {
+                Style::Px4 => MavFrame::MAV_FRAME_GLOBAL,
+                Style::ArduPilot => MavFrame::MAV_FRAME_GLOBAL_RELATIVE_ALT,
+            },
+        }
+    }
+
+    /// COMMAND_INT's: degrees × 10⁷ (0, 0 and `INT32_MAX` are not given).
+    pub(super) fn of_int(c: &COMMAND_INT_DATA) -> Place {
+        let given = !(c.x == 0 && c.y == 0) && c.x != i32::MAX && c.y != i32::MAX;
+        let deg = |v: i32| if given { f64::from(v) * 1e-7 } else { f64::NAN };
+        Place {
+            lat_deg: deg(c.x),
+            lon_deg: deg(c.y),
+            alt: c.z,
+            frame: c.frame,
+        }
+    }
+
+    /// NED (m from the world origin) of the place, each part not given
+    /// taken from `here`; or why it is not a place.
+    fn ned(&self, engine: &Engine, here: [f64; 3], home_alt_m: f64) -> Result<[f64; 3], String> {
+        let origin = &engine.plant().origin;
+        let mut at = here;
+        if !self.lat_deg.is_nan() || !self.lon_deg.is_nan() {
+            if !(self.lat_deg.abs() <= 90.0 && self.lon_deg.abs() <= 180.0) {
+                return Err(format!(
+                    "latitude {} / longitude {} is not a place",
+                    self.lat_deg, self.lon_deg
+                ));
+            }
+            let g = origin.to_geodetic(here);
+            let p = origin.to_ned(Geodetic {
+                lat_deg: self.lat_deg,
+                lon_deg: self.lon_deg,
+                alt_m: g.alt_m,
+            });
+            at[0] = p[0];
+            at[1] = p[1];
+        }
+        if !self.alt.is_nan() {
+            let alt_m = match self.frame {
+                MavFrame::MAV_FRAME_GLOBAL | MavFrame::MAV_FRAME_GLOBAL_INT => f64::from(self.alt),
+                MavFrame::MAV_FRAME_GLOBAL_RELATIVE_ALT
+                | MavFrame::MAV_FRAME_GLOBAL_RELATIVE_ALT_INT => home_alt_m + f64::from(self.alt),
+                other => {
+                    return Err(format!(
+                        "frame {other:?} is not GLOBAL or GLOBAL_RELATIVE_ALT"
+                    ));
+                }
+            };
+            if !alt_m.is_finite() {
+                return Err(format!("altitude {} is not finite", self.alt));
+            }
+            let g = origin.to_geodetic(at);
+            at[2] = origin.to_ned(Geodetic { alt_m, ..g })[2];
+        }
+        Ok(at)
+    }
+}
+
+/// The autopilot parameter DO_CHANGE_SPEED's speed type (param 1) sets:
+/// ground or air speed the cruise speed, climb and descent their limits.
+fn speed_param(kind: f32) -> Option<&'static str> {
+    match kind as i32 {
+        _ if !kind.is_finite() => None,
+        0 | 1 => Some("MPC_XY_CRUISE"),
+        2 => Some("MPC_Z_VEL_MAX_UP"),
+        3 => Some("MPC_Z_VEL_MAX_DN"),
+        _ => None,
+    }
+}
+
 impl Gcs {
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn command(
         &mut self,
         link: usize,
         sender: (u8, u8),
         command: MavCmd,
         p: [f32; 7],
+        place: Place,
         engine: &mut Engine,
         now: u64,
     ) -> Result<(), String> {
@@ -50,6 +151,47 @@ impl Gcs {
             }
             return Ok(());
         }
+        if command == MAV_CMD_DO_SET_MODE && modes::is_manual(self.style, p[1] as u32, p[2] as u32)
+        {
+            let custom = modes::compose(self.style, p[1] as u32, p[2] as u32);
+            match self.engage_manual(custom, engine, now)? {
+                Ok(()) => self.send(link, &ack(MavResult::MAV_RESULT_ACCEPTED)),
+                Err(why) => {
+                    self.send(link, &ack(MavResult::MAV_RESULT_DENIED));
+                    self.status_text(&why);
+                }
+            }
+            return Ok(());
+        }
+        match command {
+            MAV_CMD_DO_REPOSITION => {
+                let result = self.reposition(p, place, engine, now)?;
+                return self.finish(link, sender, command, result, engine);
+            }
+            MAV_CMD_DO_CHANGE_SPEED => {
+                let result = self.change_speed(p, engine, now)?;
+                return self.finish(link, sender, command, result, engine);
+            }
+            MAV_CMD_NAV_LAND if !place.lat_deg.is_nan() => {
+                // Only where the vehicle is: a place farther than 1 m is
+                // refused, not landed on here.
+                let x = engine.state();
+                let here = [x[0], x[1], x[2]];
+                let home = self.home.expect("set before inputs").alt_m;
+                let far = place
+                    .ned(engine, here, home)
+                    .map(|at| (at[0] - here[0]).hypot(at[1] - here[1]) > 1.0)
+                    .unwrap_or(true);
+                if far {
+                    self.send(link, &ack(MavResult::MAV_RESULT_DENIED));
+                    self.status_text(
+                        "Land refused: not here (fly there with DO_REPOSITION, then land)",
+                    );
+                    return Ok(());
+                }
+            }
+            _ => {}
+        }
         if matches!(
             command,
             MAV_CMD_DO_SET_MODE
@@ -59,8 +201,9 @@ impl Gcs {
                 | MAV_CMD_MISSION_START
                 | MAV_CMD_NAV_LOITER_UNLIM
         ) {
-            // Another mode: the stream no longer steers the vehicle.
-            self.offboard.disengage();
+            // Another mode: the stream, the sticks or a reposition no
+            // longer steer the vehicle.
+            self.release();
         }
         let named = match command {
             MAV_CMD_COMPONENT_ARM_DISARM => Some(if p[0] >= 0.5 { "arm" } else { "disarm" }),
@@ -144,6 +287,99 @@ impl Gcs {
             }
         }
         Ok(())
+    }
+
+    /// A command's answer once applied (or refused before, with why).
+    fn finish(
+        &mut self,
+        link: usize,
+        sender: (u8, u8),
+        command: MavCmd,
+        result: Result<(), String>,
+        engine: &Engine,
+    ) -> Result<(), String> {
+        self.answer(
+            super::After::Command {
+                link,
+                to: sender,
+                command,
+            },
+            &result,
+            engine,
+        );
+        Ok(())
+    }
+
+    /// DO_REPOSITION: fly to a place and hold there (PX4 reports it as
+    /// AUTO.LOITER, ArduPilot as GUIDED), as a position setpoint; a ground
+    /// speed (param 1) sets the cruise speed first; a heading (param 4,
+    /// degrees) is flown, NaN keeps the one flown.
+    fn reposition(
+        &mut self,
+        p: [f32; 7],
+        place: Place,
+        engine: &mut Engine,
+        now: u64,
+    ) -> Result<Result<(), String>, String> {
+        let act = engine.actuators();
+        if act.armed != 1 || telemetry::landed(engine) {
+            return Ok(Err("Reposition refused: not flying".into()));
+        }
+        let x = engine.state();
+        let here = [x[0], x[1], x[2]];
+        let home = self.home.expect("set before inputs").alt_m;
+        let at = match place.ned(engine, here, home) {
+            Ok(at) => at,
+            Err(why) => return Ok(Err(format!("Reposition refused: {why}"))),
+        };
+        if p[0].is_finite() && p[0] > 0.0 {
+            let speed = Input::ParamF32 {
+                name: "MPC_XY_CRUISE".into(),
+                value: p[0],
+            };
+            if let Err(why) = self.take(speed, engine, now)? {
+                return Ok(Err(format!("Reposition refused: speed {}: {why}", p[0])));
+            }
+        }
+        self.release();
+        self.watch_next(engine, now);
+        let sp = offboard::Setpoint {
+            kind: offboard::Kind::Position,
+            vector: at,
+            yaw_rad: p[3].is_finite().then(|| f64::from(p[3]).to_radians()),
+            thrust: 0.0,
+        };
+        let result = self.take(Input::Setpoint(sp), engine, now)?;
+        self.repositioned = result.is_ok();
+        Ok(result)
+    }
+
+    /// DO_CHANGE_SPEED: the speed of a kind (param 1: ground or air speed,
+    /// climb, descent) set to param 2 m/s through the autopilot's
+    /// parameter for it, in force at once; -1 (or any speed not above 0)
+    /// changes nothing.
+    fn change_speed(
+        &mut self,
+        p: [f32; 7],
+        engine: &mut Engine,
+        now: u64,
+    ) -> Result<Result<(), String>, String> {
+        let Some(name) = speed_param(p[0]) else {
+            return Ok(Err(format!(
+                "Speed change refused: speed type {} is not 0 to 3",
+                p[0]
+            )));
+        };
+        if !(p[1].is_finite() && p[1] > 0.0) {
+            return Ok(Ok(()));
+        }
+        let input = Input::ParamF32 {
+            name: name.into(),
+            value: p[1],
+        };
+        Ok(self
+            .take(input, engine, now)?
+            .map_err(|why| format!("Speed change refused: {why}")))
     }
 
     /// A setpoint message's outcome: kept for the switch, flown when
@@ -230,14 +466,7 @@ impl Gcs {
             PROTOCOL_VERSION_DATA::ID => telemetry::protocol_version(),
             _ => {
                 let (stream, _) = STREAMS.iter().find(|(s, _)| s.message_id() == id)?;
-                telemetry::message(
-                    engine,
-                    *stream,
-                    self.style,
-                    &home,
-                    self.mission.home_first,
-                    &self.health,
-                )
+                telemetry::message(engine, *stream, &self.view(engine))
             }
         })
     }

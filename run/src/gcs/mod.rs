@@ -17,6 +17,7 @@ mod commands;
 mod endpoint;
 mod health;
 pub mod input;
+mod manual;
 mod mission;
 pub mod modes;
 mod offboard;
@@ -29,7 +30,7 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use lockstep_abi::ffi::LOCKSTEP_MODE_OFFBOARD;
+use lockstep_abi::ffi::{LOCKSTEP_MODE_HOLD, LOCKSTEP_MODE_OFFBOARD, LOCKSTEP_MODE_TAKEOFF};
 use lockstep_harness::engine::Engine;
 use mavlink::dialects::common::*;
 use mavlink::{MavHeader, Message};
@@ -40,7 +41,7 @@ use health::Health;
 use input::{Input, Recorder, Replay};
 use mission::MissionServer;
 pub use modes::Style;
-use telemetry::{Home, STREAMS};
+use telemetry::{Home, STREAMS, View};
 
 /// How long after an input the autopilot's refusal of it is looked for
 /// (a few autopilot steps).
@@ -108,6 +109,12 @@ pub struct Gcs {
     ignored: BTreeMap<String, u64>,
     /// Offboard control from the stations.
     offboard: offboard::Offboard,
+    /// Manual control (sticks) from the stations.
+    manual: manual::Manual,
+    /// A station's DO_REPOSITION is being flown (a position setpoint).
+    repositioned: bool,
+    /// A station's mission start: a takeoff now is the mission's own.
+    auto_takeoff: bool,
     /// The autopilot's mode at the last boundary.
     mode: u32,
     /// The link's signing, with a key.
@@ -157,6 +164,9 @@ impl Gcs {
             buf: vec![0; 65_536],
             ignored: BTreeMap::new(),
             offboard: offboard::Offboard::default(),
+            manual: manual::Manual::default(),
+            repositioned: false,
+            auto_takeoff: false,
             mode: 0,
             signing: options.key.map(signing::Signing::new),
             watch: None,
@@ -213,12 +223,24 @@ impl Gcs {
                     "Offboard lost: no setpoint for 1 s, holding",
                 );
             }
+            if self.manual.lost(self.style, now) {
+                self.sticks_lost(engine, now)?;
+            }
         }
         let mode = engine.actuators().mode;
+        let steered = |m: u32| m == LOCKSTEP_MODE_OFFBOARD || m == LOCKSTEP_MODE_HOLD;
         if self.mode == LOCKSTEP_MODE_OFFBOARD && mode != LOCKSTEP_MODE_OFFBOARD {
             // The autopilot left offboard (a failsafe, a command): the
-            // stream no longer steers it.
+            // stream no longer steers it, nor a reposition.
             self.offboard.disengage();
+            self.repositioned = false;
+        }
+        if steered(self.mode) && !steered(mode) {
+            // Sticks fly as setpoints (or a hold until they come).
+            self.manual.disengage();
+        }
+        if mode != LOCKSTEP_MODE_TAKEOFF && self.mode == LOCKSTEP_MODE_TAKEOFF {
+            self.auto_takeoff = false;
         }
         self.mode = mode;
         self.progress(engine);
@@ -231,18 +253,116 @@ impl Gcs {
         self.relay_refusal(engine, now);
         let due = self.rates.due(now);
         for (&(stream, _), _) in STREAMS.iter().zip(due).filter(|(_, d)| *d) {
-            let home = self.home.expect("set above");
-            let msg = telemetry::message(
-                engine,
-                stream,
-                self.style,
-                &home,
-                self.mission.home_first,
-                &self.health,
-            );
+            let msg = telemetry::message(engine, stream, &self.view(engine));
             self.broadcast(&msg);
         }
         Ok(())
+    }
+
+    /// The vehicle as the stations are told it.
+    fn view(&self, engine: &Engine) -> View<'_> {
+        View {
+            style: self.style,
+            home: self.home.as_ref().expect("set at the first boundary"),
+            home_first: self.mission.home_first,
+            health: &self.health,
+            custom_mode: self.custom_mode(engine.actuators().mode),
+        }
+    }
+
+    /// The autopilot's `mode` as the station's mode names it: the mode a
+    /// station engaged for what the contract flies as setpoints (sticks, a
+    /// reposition), and ArduPilot's AUTO for a mission's own takeoff.
+    fn custom_mode(&self, mode: u32) -> u32 {
+        if let Some(custom) = self.manual.engaged() {
+            return custom;
+        }
+        if self.repositioned && mode == LOCKSTEP_MODE_OFFBOARD {
+            return modes::repositioning(self.style);
+        }
+        if self.auto_takeoff && mode == LOCKSTEP_MODE_TAKEOFF && self.style == Style::ArduPilot {
+            return modes::mission(self.style);
+        }
+        modes::custom_mode(self.style, mode)
+    }
+
+    /// Every way a station steers the setpoint path ends (another mode was
+    /// asked for).
+    fn release(&mut self) {
+        self.offboard.disengage();
+        self.manual.disengage();
+        self.repositioned = false;
+    }
+
+    /// The sticks were lost while flying them: the RC-loss failsafe
+    /// (return), announced.
+    fn sticks_lost(&mut self, engine: &mut Engine, now: u64) -> Result<(), String> {
+        self.manual.disengage();
+        if engine.actuators().armed != 1 {
+            return Ok(());
+        }
+        let input = Input::Command {
+            command: "rtl".into(),
+        };
+        let _ = self.take(input, engine, now)?;
+        let text = match self.style {
+            Style::Px4 => "Manual control lost: no input for 0.5 s, returning",
+            Style::ArduPilot => "Radio failsafe: no override for 3 s, RTL",
+        };
+        self.announce(MavSeverity::MAV_SEVERITY_CRITICAL, text);
+        Ok(())
+    }
+
+    /// Sticks from a station: kept, and flown while manual control is
+    /// engaged.
+    fn sticks(
+        &mut self,
+        m: &MANUAL_CONTROL_DATA,
+        engine: &mut Engine,
+        now: u64,
+    ) -> Result<(), String> {
+        self.manual.arrived(manual::Sticks::of(m), now);
+        if engine.actuators().armed != 1 {
+            return Ok(());
+        }
+        if let Some(sp) = self.manual.setpoint(engine, now) {
+            let _ = self.take(Input::Setpoint(sp), engine, now)?;
+        }
+        Ok(())
+    }
+
+    /// A station asks for a position-control mode (`custom`): sticks flown
+    /// at once, or a hold until they come (ArduPilot), or why not (PX4
+    /// without sticks).
+    fn engage_manual(
+        &mut self,
+        custom: u32,
+        engine: &mut Engine,
+        now: u64,
+    ) -> Result<Result<(), String>, String> {
+        let was = self.manual.engaged();
+        self.release();
+        match self.manual.engage(self.style, custom, now) {
+            Ok(true) if engine.actuators().armed == 1 => match self.manual.setpoint(engine, now) {
+                Some(sp) => self.take(Input::Setpoint(sp), engine, now),
+                None => Ok(Ok(())),
+            },
+            Ok(true) => Ok(Ok(())),
+            Ok(false) => self.take(
+                Input::Command {
+                    command: "hold".into(),
+                },
+                engine,
+                now,
+            ),
+            Err(why) => {
+                if let Some(c) = was {
+                    // Refused: the mode flown before stays.
+                    let _ = self.manual.engage(self.style, c, now);
+                }
+                Ok(Err(why))
+            }
+        }
     }
 
     /// A STATUSTEXT for each new entry of the run's timeline (scenario
@@ -382,13 +502,15 @@ impl Gcs {
                 let p = [
                     c.param1, c.param2, c.param3, c.param4, c.param5, c.param6, c.param7,
                 ];
-                self.command(link, sender, c.command, p, engine, now)?;
+                let place = commands::Place::of_long(&p, self.style);
+                self.command(link, sender, c.command, p, place, engine, now)?;
             }
             MavMessage::COMMAND_INT(c) if Self::for_us(c.target_system) => {
                 let p = [
                     c.param1, c.param2, c.param3, c.param4, c.x as f32, c.y as f32, c.z,
                 ];
-                self.command(link, sender, c.command, p, engine, now)?;
+                let place = commands::Place::of_int(c);
+                self.command(link, sender, c.command, p, place, engine, now)?;
             }
             MavMessage::REQUEST_DATA_STREAM(r) if Self::for_us(r.target_system) => {
                 self.rates.request_stream(r, now);
@@ -406,6 +528,9 @@ impl Gcs {
                 let out = offboard::Offboard::attitude(m);
                 self.setpoint(out, engine, now)?;
             }
+            MavMessage::MANUAL_CONTROL(m) if Self::for_us(m.target) => {
+                self.sticks(m, engine, now)?;
+            }
             MavMessage::SET_MODE(m)
                 if Self::for_us(m.target_system)
                     && modes::is_offboard(
@@ -416,8 +541,18 @@ impl Gcs {
             {
                 let _ = self.engage(engine, now)?;
             }
+            MavMessage::SET_MODE(m)
+                if Self::for_us(m.target_system) && {
+                    let (main, sub) = modes::split(self.style, m.custom_mode);
+                    modes::is_manual(self.style, main, sub)
+                } =>
+            {
+                if let Ok(Err(why)) = self.engage_manual(m.custom_mode, engine, now) {
+                    self.status_text(&why);
+                }
+            }
             MavMessage::SET_MODE(m) if Self::for_us(m.target_system) => {
-                self.offboard.disengage();
+                self.release();
                 let (main, sub) = modes::split(self.style, m.custom_mode);
                 match modes::command_for(self.style, main, sub) {
                     Some(cmd) => {
@@ -478,11 +613,24 @@ impl Gcs {
         if self.watch.is_none() && !matches!(input, Input::Setpoint(_)) {
             self.watch = Some((now + WATCH_US, engine.autopilot().last_error()));
         }
+        match &input {
+            Input::Command { command } => self.auto_takeoff = command == "mission_start",
+            Input::Takeoff { .. } | Input::Setpoint(_) => self.auto_takeoff = false,
+            _ => {}
+        }
         let result = input.apply(engine);
         if let Some(r) = &mut self.recorder {
             r.write(now, &input)?;
         }
         Ok(result)
+    }
+
+    /// Looks for the autopilot's refusal of the next input, whatever it is
+    /// (a setpoint given once, e.g. a reposition, is watched too).
+    fn watch_next(&mut self, engine: &mut Engine, now: u64) {
+        if self.watch.is_none() {
+            self.watch = Some((now + WATCH_US, engine.autopilot().last_error()));
+        }
     }
 
     /// An input accepted (delivered) that the autopilot then refused: its

@@ -22,6 +22,7 @@ impl Style {
     }
 }
 
+const PX4_POSCTL: u32 = 3;
 const PX4_AUTO: u32 = 4;
 const PX4_OFFBOARD: u32 = 6;
 const PX4_AUTO_TAKEOFF: u32 = 2;
@@ -35,6 +36,7 @@ const COPTER_GUIDED: u32 = 4;
 const COPTER_LOITER: u32 = 5;
 const COPTER_RTL: u32 = 6;
 const COPTER_LAND: u32 = 9;
+const COPTER_POSHOLD: u32 = 16;
 const COPTER_BRAKE: u32 = 17;
 
 fn px4(main: u32, sub: u32) -> u32 {
@@ -61,6 +63,40 @@ pub fn custom_mode(style: Style, mode: u32) -> u32 {
             _ => COPTER_LOITER,
         },
     }
+}
+
+/// A custom mode from its (main, sub) parts in `style`'s encoding (the
+/// inverse of [`split`]).
+pub fn compose(style: Style, main: u32, sub: u32) -> u32 {
+    match style {
+        Style::Px4 => px4(main & 0xFF, sub & 0xFF),
+        Style::ArduPilot => main,
+    }
+}
+
+/// Whether a mode request asks for a position-control mode flown with
+/// sticks ([`super::manual`]): PX4's POSCTL, ArduCopter's LOITER and
+/// POSHOLD.
+pub fn is_manual(style: Style, main: u32, sub: u32) -> bool {
+    match style {
+        Style::Px4 => main == PX4_POSCTL && sub == 0,
+        Style::ArduPilot => main == COPTER_LOITER || main == COPTER_POSHOLD,
+    }
+}
+
+/// The mode a vehicle flying to a station's DO_REPOSITION reports: PX4's
+/// AUTO.LOITER (its navigator flies a reposition in hold), ArduCopter's
+/// GUIDED.
+pub fn repositioning(style: Style) -> u32 {
+    match style {
+        Style::Px4 => px4(PX4_AUTO, PX4_AUTO_LOITER),
+        Style::ArduPilot => COPTER_GUIDED,
+    }
+}
+
+/// ArduCopter's AUTO: its mission's own takeoff reads AUTO, not GUIDED.
+pub fn mission(style: Style) -> u32 {
+    custom_mode(style, LOCKSTEP_MODE_MISSION)
 }
 
 /// The command a mode request stands for (`MAV_CMD_DO_SET_MODE`'s
@@ -127,7 +163,15 @@ mod tests {
         // PX4's AUTO.MISSION is 0x04040000, as QGroundControl shows it.
         assert_eq!(custom_mode(Style::Px4, LOCKSTEP_MODE_MISSION), 0x0404_0000);
         assert_eq!(custom_mode(Style::ArduPilot, LOCKSTEP_MODE_MISSION), 3);
-        // POSCTL (main 3) has no command in the contract.
+        // POSCTL (main 3) has no command in the contract: it is flown
+        // with sticks.
         assert_eq!(command_for(Style::Px4, 3, 0), None);
+        assert!(is_manual(Style::Px4, 3, 0));
+        assert!(is_manual(Style::ArduPilot, 16, 0));
+        for style in [Style::Px4, Style::ArduPilot] {
+            let c = custom_mode(style, LOCKSTEP_MODE_RTL);
+            let (main, sub) = split(style, c);
+            assert_eq!(compose(style, main, sub), c);
+        }
     }
 }

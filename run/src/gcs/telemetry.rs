@@ -9,11 +9,11 @@ use lockstep_harness::engine::Engine;
 use mavlink::dialects::common::*;
 
 use super::health::Health;
-use super::modes::{Style, custom_mode};
+use super::modes::Style;
 
 /// The streams and their default periods (µs of simulated time); a
 /// station changes them with SET_MESSAGE_INTERVAL or REQUEST_DATA_STREAM.
-pub(crate) const STREAMS: [(Stream, u64); 14] = [
+pub(crate) const STREAMS: [(Stream, u64); 15] = [
     (Stream::Heartbeat, 1_000_000),
     (Stream::SysStatus, 1_000_000),
     (Stream::Attitude, 100_000),
@@ -28,6 +28,9 @@ pub(crate) const STREAMS: [(Stream, u64); 14] = [
     (Stream::Altitude, 100_000),
     (Stream::AttitudeQuaternion, 100_000),
     (Stream::ServoOutputRaw, 200_000),
+    // PX4 streams home at 0.5 Hz: MAVSDK's `telemetry.home()` waits for
+    // the next one.
+    (Stream::HomePosition, 2_000_000),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +49,7 @@ pub(crate) enum Stream {
     Altitude,
     AttitudeQuaternion,
     ServoOutputRaw,
+    HomePosition,
 }
 
 impl Stream {
@@ -68,6 +72,7 @@ impl Stream {
             Stream::Altitude => ALTITUDE_DATA::ID,
             Stream::AttitudeQuaternion => ATTITUDE_QUATERNION_DATA::ID,
             Stream::ServoOutputRaw => SERVO_OUTPUT_RAW_DATA::ID,
+            Stream::HomePosition => HOME_POSITION_DATA::ID,
         }
     }
 
@@ -169,8 +174,19 @@ pub(crate) fn euler(q: &[f64]) -> [f64; 3] {
     ]
 }
 
-/// HEARTBEAT in `style`.
-pub(crate) fn heartbeat(engine: &Engine, style: Style) -> MavMessage {
+/// What a station is told beside the engine's own state.
+pub(crate) struct View<'a> {
+    pub(crate) style: Style,
+    pub(crate) home: &'a Home,
+    /// ArduPilot's missions count home as item 0.
+    pub(crate) home_first: bool,
+    pub(crate) health: &'a Health,
+    /// The mode HEARTBEAT reports, as the station's mode names it.
+    pub(crate) custom_mode: u32,
+}
+
+/// HEARTBEAT in `style`, reporting `custom_mode`.
+pub(crate) fn heartbeat(engine: &Engine, style: Style, custom_mode: u32) -> MavMessage {
     let act = engine.actuators();
     let mut base = MavModeFlag::MAV_MODE_FLAG_CUSTOM_MODE_ENABLED
         | MavModeFlag::MAV_MODE_FLAG_STABILIZE_ENABLED
@@ -182,7 +198,7 @@ pub(crate) fn heartbeat(engine: &Engine, style: Style) -> MavMessage {
         base |= MavModeFlag::MAV_MODE_FLAG_SAFETY_ARMED;
     }
     MavMessage::HEARTBEAT(HEARTBEAT_DATA {
-        custom_mode: custom_mode(style, act.mode),
+        custom_mode,
         mavtype: match engine.plant().rotors.len() {
             6 => MavType::MAV_TYPE_HEXAROTOR,
             8 => MavType::MAV_TYPE_OCTOROTOR,
@@ -210,15 +226,9 @@ pub(crate) fn landed(engine: &Engine) -> bool {
     engine.sensor_frame().landed == 1
 }
 
-/// The message of one stream now, with the vehicle's `health`.
-pub(crate) fn message(
-    engine: &Engine,
-    stream: Stream,
-    style: Style,
-    home: &Home,
-    home_first: bool,
-    health: &Health,
-) -> MavMessage {
+/// The message of one stream now, as `view` presents the vehicle.
+pub(crate) fn message(engine: &Engine, stream: Stream, view: &View) -> MavMessage {
+    let (home, health) = (view.home, view.health);
     let now = engine.now().0;
     let ms = (now / 1000) as u32;
     let x = engine.state();
@@ -226,7 +236,7 @@ pub(crate) fn message(
     let frame = engine.sensor_frame();
     let b = &frame.battery;
     match stream {
-        Stream::Heartbeat => heartbeat(engine, style),
+        Stream::Heartbeat => heartbeat(engine, view.style, view.custom_mode),
         Stream::SysStatus => MavMessage::SYS_STATUS(SYS_STATUS_DATA {
             onboard_control_sensors_present: health.present,
             onboard_control_sensors_enabled: health.enabled,
@@ -341,7 +351,7 @@ pub(crate) fn message(
                 ..Default::default()
             })
         }
-        Stream::MissionCurrent => mission_current(act, u16::from(home_first)),
+        Stream::MissionCurrent => mission_current(act, u16::from(view.home_first)),
         // No calendar in a lockstep run: the Unix time is 0, "unknown".
         Stream::SystemTime => MavMessage::SYSTEM_TIME(SYSTEM_TIME_DATA {
             time_unix_usec: 0,
@@ -422,6 +432,7 @@ pub(crate) fn message(
                 servo16_raw: pwm(15),
             })
         }
+        Stream::HomePosition => home.message(now),
     }
 }
 
