@@ -235,7 +235,9 @@ impl Server {
             // Answers sent to us: eaten, as ArduPilot eats them.
             op::ACK | op::NAK => return out,
             op::RESET_SESSIONS => {
+                // The station starts over: its seq may start over too.
                 self.sessions.retain(|s| s.owner != from);
+                self.kept.retain(|k| k.owner != from);
                 out.replies.push(Packet::ack(req, &[]));
                 return out;
             }

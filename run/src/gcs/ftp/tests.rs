@@ -287,6 +287,12 @@ fn a_request_sent_again_gets_the_same_answer_and_is_not_done_twice() {
     let term = request(7, 1, op::TERMINATE_SESSION, 0, 0, &[]);
     assert_eq!(one(&mut s, &term, 0, &mut src).opcode, op::ACK);
     assert_eq!(one(&mut s, &term, 0, &mut src).opcode, op::ACK);
+    // After a reset the same seq is a new request: the open is done again.
+    let reset = request(0, 0, op::RESET_SESSIONS, 0, 0, &[]);
+    assert_eq!(one(&mut s, &reset, 0, &mut src).opcode, op::ACK);
+    assert_eq!(one(&mut s, &open, 0, &mut src), first);
+    assert_eq!(s.sessions.len(), 1);
+    assert_eq!(one(&mut s, &reset, 0, &mut src).opcode, op::ACK);
     assert_eq!(
         nak_code(&one(
             &mut s,
