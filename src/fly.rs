@@ -74,8 +74,9 @@ pub struct FlyArgs {
     /// received are recorded in DIR/mavlink-inputs.jsonl.
     #[arg(long, value_name = "ENDPOINT", value_parser = gcs_endpoint)]
     mavlink: Vec<lockstep_run::gcs::Endpoint>,
-    /// How the MAVLink vehicle's modes read: `px4` (PX4's custom modes)
-    /// or `ardupilot` (ArduCopter's) [default: px4].
+    /// How the MAVLink vehicle reads: `px4` (PX4's custom modes) or
+    /// `ardupilot` (ArduCopter's modes, home as mission item 0, and
+    /// MAVFTP's parameter and mission files) [default: px4].
     #[arg(long, value_name = "STYLE", value_parser = ["px4", "ardupilot"])]
     mavlink_style: Option<String>,
     /// Record the ground stations' inputs here (with --out: by default

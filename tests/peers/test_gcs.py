@@ -397,6 +397,124 @@ def test_ardupilot_style_numbers_home_as_item_zero_and_reads_copter_modes(tmp_pa
         run.kill()
 
 
+
+def test_pymavlink_mavftp_reads_the_parameter_and_mission_files_as_the_lists_send_them(tmp_path):
+    """pymavlink's own MAVFTP client against an ArduPilot-style vehicle:
+    AUTOPILOT_VERSION says FTP; `@PARAM/param.pck?withdefaults=1` (read in
+    its 80-byte bursts, so padded for them) holds the table PARAM_REQUEST_LIST
+    sends, value for value, with the default of the one parameter set;
+    `@MISSION/mission.dat` holds the items a MISSION_REQUEST_LIST download
+    sends; listings, a missing file and a removal are answered as ArduPilot
+    answers them. A PX4-style vehicle leaves FTP unanswered, counted."""
+    import struct
+    from pymavlink import mavftp, mavutil
+    mav = mavutil.mavlink
+    out = str(tmp_path / "ftp")
+    port = free_udp_port()
+    run = vehicle(out, port, 30, 2, ["--mavlink-style", "ardupilot"])
+    try:
+        m = pymavlink_session(port)
+        ts, tc = m.target_system, m.target_component
+        m.mav.command_long_send(ts, tc, mav.MAV_CMD_REQUEST_MESSAGE, 0,
+                                mav.MAVLINK_MSG_ID_AUTOPILOT_VERSION, 0, 0, 0, 0, 0, 0)
+        caps = wait(m, "AUTOPILOT_VERSION", timeout=10).capabilities
+        assert caps & mav.MAV_PROTOCOL_CAPABILITY_FTP, caps
+        # The table over the parameter protocol, before one is set.
+        m.mav.param_request_list_send(ts, tc)
+        listed = {}
+        while not listed or len(listed) < count:
+            v = wait(m, "PARAM_VALUE", timeout=10)
+            listed[v.param_id], count = v, v.param_count
+        before = listed["MPC_XY_VEL_MAX"].param_value
+        m.mav.param_set_send(ts, tc, b"MPC_XY_VEL_MAX", before + 1.5, mav.MAV_PARAM_TYPE_REAL32)
+        wait(m, "PARAM_VALUE", lambda x: x.param_id == "MPC_XY_VEL_MAX")
+        # A mission: home (item 0, replaced by the vehicle's) and two waypoints.
+        pts = [HOME + (0.0,)] + square(*HOME, 10.0, 8.0)[:2]
+        m.mav.mission_count_send(ts, tc, len(pts), mav.MAV_MISSION_TYPE_MISSION)
+        for _ in pts:
+            req = wait(m, "MISSION_REQUEST_INT")
+            lat, lon, alt = pts[req.seq]
+            m.mav.mission_item_int_send(ts, tc, req.seq, mav.MAV_FRAME_GLOBAL_RELATIVE_ALT_INT,
+                                        mav.MAV_CMD_NAV_WAYPOINT, 0, 1, 0, 1.0, 0, 0,
+                                        int(lat * 1e7), int(lon * 1e7), alt,
+                                        mav.MAV_MISSION_TYPE_MISSION)
+        assert wait(m, "MISSION_ACK").type == mav.MAV_MISSION_ACCEPTED
+        m.mav.mission_request_list_send(ts, tc, mav.MAV_MISSION_TYPE_MISSION)
+        downloaded = []
+        for seq in range(wait(m, "MISSION_COUNT").count):
+            m.mav.mission_request_int_send(ts, tc, seq, mav.MAV_MISSION_TYPE_MISSION)
+            downloaded.append(wait(m, "MISSION_ITEM_INT", lambda x, s=seq: x.seq == s))
+        m.mav.mission_ack_send(ts, tc, mav.MAV_MISSION_ACCEPTED, mav.MAV_MISSION_TYPE_MISSION)
+
+        ftp = mavftp.MAVFTP(m, ts, tc)  # sends ResetSessions, waits for its ACK
+
+        def get(path):
+            ftp.cmd_get([path, str(tmp_path / "got")])
+            ret = ftp.process_ftp_reply("OpenFileRO", timeout=10)
+            return ret.error_code, ftp.get_result
+
+        code, data = get("@PARAM/param.pck?withdefaults=1")
+        assert code == mavftp.FtpError.Success, code
+        pdata = mavftp.MAVFTP.ftp_param_decode(data)
+        assert pdata is not None and len(pdata.params) == count == 44
+        for name, value, ptype in pdata.params:
+            v = listed[name.decode()]
+            if name == b"MPC_XY_VEL_MAX":
+                assert value == before + 1.5
+            elif ptype == 4:  # FLOAT: the same float32
+                assert struct.pack("<f", value) == struct.pack("<f", v.param_value), name
+            else:  # INT32: PARAM_VALUE casts it (ArduPilot style)
+                assert ptype == 3 and float(value) == v.param_value, name
+        defaults = {n.decode(): d for n, d, _ in pdata.defaults}
+        assert defaults["MPC_XY_VEL_MAX"] == before
+        assert all(defaults[n.decode()] == v for n, v, _ in pdata.params if n != b"MPC_XY_VEL_MAX")
+
+        code, data = get("@MISSION/mission.dat")
+        assert code == mavftp.FtpError.Success, code
+        magic, kind, options, start, n = struct.unpack("<HHHHH", data[:10])
+        assert len(downloaded) == 3
+        assert (magic, kind, options, start, n) == (0x763D, 0, 0, 0, 3)
+        unpacker = mavutil.mavlink.MAVLink_mission_item_int_message.unpacker
+        size = unpacker.size
+        assert len(data) == 10 + n * size
+        fields = ("param1", "param2", "param3", "param4", "x", "y", "z", "seq", "command",
+                  "target_system", "target_component", "frame", "current", "autocontinue",
+                  "mission_type")
+        for i, item in enumerate(downloaded):
+            got = dict(zip(fields, unpacker.unpack(data[10 + i * size:10 + (i + 1) * size])))
+            for f in ("x", "y", "z", "seq", "command", "frame", "autocontinue"):
+                assert got[f] == getattr(item, f), (i, f, got, item)
+        assert abs(downloaded[0].x / 1e7 - HOME[0]) < 1e-6
+
+        root = ftp.cmd_list(["/"])
+        assert sorted((e.name, e.is_dir) for e in root.directory_listing) == \
+            [("@MISSION", True), ("@PARAM", True)]
+        files = ftp.cmd_list(["@MISSION"]).directory_listing
+        assert [(e.name, e.size_b) for e in files] == [("mission.dat", 10 + 3 * size)]
+        assert get("@PARAM/nothing.pck")[0] == mavftp.FtpError.FileNotFound
+        assert ftp.cmd_rm(["@PARAM/param.pck"]).error_code == mavftp.FtpError.FileProtected
+        stdout, _ = run.communicate(timeout=60)
+    finally:
+        run.kill()
+    report = json.loads(stdout)
+    assert report["error"] is None
+    notes = report.get("link_notes", [])
+    assert not any("FILE_TRANSFER_PROTOCOL" in n for n in notes), notes
+
+    # PX4 style: no answer, the requests counted.
+    port = free_udp_port()
+    run = vehicle(str(tmp_path / "px4"), port, 8, 2)
+    try:
+        m = pymavlink_session(port)
+        for seq in range(3):
+            m.mav.file_transfer_protocol_send(0, 1, 1, list(struct.pack("<HBBBBBBI", seq, 0, 2, 0, 0, 0, 0, 0)) + [0] * 239)
+        assert m.recv_match(type="FILE_TRANSFER_PROTOCOL", blocking=True, timeout=2) is None
+        stdout, _ = run.communicate(timeout=60)
+    finally:
+        run.kill()
+    notes = json.loads(stdout)["link_notes"]
+    assert "3 FILE_TRANSFER_PROTOCOL messages (not for this vehicle or of no use)" in notes, notes
+
 def test_offboard_follows_px4s_rules_in_simulated_time(tmp_path):
     """pymavlink as an offboard controller: OFFBOARD is denied before any
     setpoint streams (COMMAND_ACK DENIED and a STATUSTEXT); streamed

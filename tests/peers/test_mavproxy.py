@@ -14,6 +14,7 @@ import csv
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -47,11 +48,11 @@ WPL = """QGC WPL 110
 class Console:
     """MAVProxy with its console on pipes: commands typed, output read."""
 
-    def __init__(self, port, cwd):
+    def __init__(self, port, cwd, modules="param,wp,mode,arm,cmdlong"):
         self.lines = []
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "MAVProxy.mavproxy", "--master=udpin:127.0.0.1:%d" % port,
-             "--default-modules=param,wp,mode,arm,cmdlong",
+             "--default-modules=" + modules,
              "--state-basedir=%s" % cwd],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             text=True, bufsize=1, cwd=cwd, start_new_session=True)
@@ -65,11 +66,13 @@ class Console:
         self.proc.stdin.write(command + "\n")
         self.proc.stdin.flush()
 
-    def wait_for(self, text, timeout=30):
+    def wait_for(self, text, timeout=30, times=1):
+        """The first line holding `text` (the `times`-th such line)."""
         end = time.time() + timeout
         while time.time() < end:
-            if any(text in l for l in self.lines):
-                return
+            found = [l for l in self.lines if text in l]
+            if len(found) >= times:
+                return found[times - 1]
             time.sleep(0.1)
         raise AssertionError("MAVProxy never printed %r:\n%s" % (text, "\n".join(self.lines)))
 
@@ -81,13 +84,13 @@ class Console:
         self.proc.wait()
 
 
-def fly(tmp_path, style, duration, script):
+def fly(tmp_path, style, duration, script, **console):
     """Runs `script(console)` against a vehicle in `style`; returns the
     console's lines, the report, the inputs and the log rows, after
     checking the replay."""
     out = str(tmp_path / "live")
     port = free_udp_port()
-    mp = Console(port, str(tmp_path))
+    mp = Console(port, str(tmp_path), **console)
     time.sleep(1)
     run = vehicle(out, port, duration, 2, ["--mavlink-style", style])
     try:
@@ -159,3 +162,77 @@ def test_mavproxy_fetches_parameters_loads_a_mission_arms_flies_and_returns(tmp_
     end = rows[-1]
     assert math.hypot(float(end["x_m"]), float(end["y_m"])) < 1.0
     assert report["final_state"]["armed"] is False
+
+
+def read_parm(path):
+    """A MAVProxy parameter file (`param save`): name -> value."""
+    out = {}
+    for line in open(path):
+        name, value = line.split()
+        out[name] = float(value)
+    return out
+
+
+def test_mavproxy_fetches_parameters_and_the_mission_over_mavftp(tmp_path):
+    """MAVProxy with its `ftp` module fetches an ArduPilot vehicle's
+    parameters as `@PARAM/param.pck?withdefaults=1` at connect and on
+    `param ftp`, and the mission as `@MISSION/mission.dat` on `wp ftp`: the
+    same table as `param fetch` over PARAM_REQUEST_LIST, the defaults
+    telling the one parameter set apart, and the mission uploaded."""
+    wpl = tmp_path / "square.txt"
+    wpl.write_text(WPL)
+    parm = {k: str(tmp_path / (k + ".parm")) for k in ("ftp", "list", "changed")}
+
+    def script(mp):
+        mp.wait_for("Received 44 parameters (ftp)")
+        # MAVProxy sends the set from its idle loop: its PARAM_VALUE back
+        # (shown by `param show`) before the file is fetched again.
+        mp.type("param set MPC_XY_VEL_MAX 7.5")
+        end = time.time() + 10
+        while not any(re.search(r"MPC_XY_VEL_MAX +7\.5\b", l) for l in mp.lines):
+            assert time.time() < end, mp.lines
+            mp.type("param show MPC_XY_VEL_MAX")
+            time.sleep(0.3)
+        mp.type("param ftp")
+        mp.wait_for("Received 44 parameters (ftp)", times=2)
+        mp.type("param save %s" % parm["ftp"])
+        mp.wait_for("Saved 44 parameters to %s" % parm["ftp"])
+        mp.type("param savechanged %s" % parm["changed"])
+        mp.wait_for("parameters to %s" % parm["changed"])
+        # The same table over the parameter protocol.
+        mp.type("set param_ftp 0")
+        mp.type("param fetch")
+        mp.wait_for("Requested parameter list")
+        end = time.time() + 20
+        while not any(l.strip() == "Received 44 parameters" for l in mp.lines):
+            assert time.time() < end, mp.lines
+            time.sleep(0.1)
+        mp.type("param save %s" % parm["list"])
+        mp.wait_for("Saved 44 parameters to %s" % parm["list"])
+        mp.type("wp load %s" % wpl)
+        mp.wait_for("Got MISSION_ACK: TYPE_MISSION: ACCEPTED")
+        mp.type("wp ftp")
+        saved = mp.wait_for("Saved 5 waypoints to")
+        box["waypoints"] = open(saved.split(" to ", 1)[1].strip()).read()
+
+    box = {}
+    lines, report, inputs, rows = fly(tmp_path, "ardupilot", 40, script,
+                                      modules="param,wp,mode,arm,cmdlong,ftp")
+    assert not any("ftp open failed" in l or "bad count" in l for l in lines), lines
+    ftp, listed = read_parm(parm["ftp"]), read_parm(parm["list"])
+    assert len(ftp) == 44 and ftp == listed, (ftp, listed)
+    assert ftp["MPC_XY_VEL_MAX"] == 7.5
+    # Only the parameter set differs from its default.
+    assert read_parm(parm["changed"]) == {"MPC_XY_VEL_MAX": 7.5}
+    # The mission read back: home (the vehicle's, as item 0), then the four
+    # items uploaded.
+    got = [l.split("\t") for l in box["waypoints"].splitlines()[1:]]
+    want = [l.split("\t") for l in WPL.splitlines()[1:]]
+    assert len(got) == 5
+    assert abs(float(got[0][8]) - HOME[0]) < 1e-6 and abs(float(got[0][9]) - HOME[1]) < 1e-6
+    for g, w in zip(got[1:], want[1:]):
+        assert (int(g[3]), int(g[2])) == (int(w[3]), int(w[2]))
+        assert abs(float(g[8]) - float(w[8])) < 1e-6 and abs(float(g[9]) - float(w[9])) < 1e-6
+        assert float(g[10]) == float(w[10])
+    notes = report.get("link_notes", [])
+    assert not any("FILE_TRANSFER_PROTOCOL" in n for n in notes), notes

@@ -481,9 +481,13 @@ impl Gcs {
             | MavProtocolCapability::MAV_PROTOCOL_CAPABILITY_SET_POSITION_TARGET_LOCAL_NED
             | MavProtocolCapability::MAV_PROTOCOL_CAPABILITY_SET_POSITION_TARGET_GLOBAL_INT
             | MavProtocolCapability::MAV_PROTOCOL_CAPABILITY_SET_ATTITUDE_TARGET;
+        // MAVFTP (the parameter and mission files) only in ArduPilot style.
         caps |= match self.style {
             Style::Px4 => MavProtocolCapability::MAV_PROTOCOL_CAPABILITY_PARAM_ENCODE_BYTEWISE,
-            Style::ArduPilot => MavProtocolCapability::MAV_PROTOCOL_CAPABILITY_PARAM_ENCODE_C_CAST,
+            Style::ArduPilot => {
+                MavProtocolCapability::MAV_PROTOCOL_CAPABILITY_PARAM_ENCODE_C_CAST
+                    | MavProtocolCapability::MAV_PROTOCOL_CAPABILITY_FTP
+            }
         };
         MavMessage::AUTOPILOT_VERSION(AUTOPILOT_VERSION_DATA {
             capabilities: caps,

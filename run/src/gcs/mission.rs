@@ -102,14 +102,7 @@ impl MissionServer {
         msg: &MavMessage,
         home: &MISSION_ITEM_INT_DATA,
     ) -> Outcome {
-        if self.home_first {
-            // ArduPilot's item 0 is the vehicle's home, whatever was
-            // uploaded there.
-            match self.current.first_mut() {
-                Some(first) => *first = home.clone(),
-                None => self.current.push(home.clone()),
-            }
-        }
+        self.home_at_zero(home);
         let mut out = Outcome::default();
         let mission = MavMissionType::MAV_MISSION_TYPE_MISSION;
         match msg {
@@ -210,6 +203,24 @@ impl MissionServer {
             _ => {}
         }
         out
+    }
+
+    /// The mission as a download (MISSION_REQUEST_LIST) returns it, item
+    /// by item: in ArduPilot's numbering, home first.
+    pub(crate) fn download(&mut self, home: &MISSION_ITEM_INT_DATA) -> &[MISSION_ITEM_INT_DATA] {
+        self.home_at_zero(home);
+        &self.current
+    }
+
+    fn home_at_zero(&mut self, home: &MISSION_ITEM_INT_DATA) {
+        if self.home_first {
+            // ArduPilot's item 0 is the vehicle's home, whatever was
+            // uploaded there.
+            match self.current.first_mut() {
+                Some(first) => *first = home.clone(),
+                None => self.current.push(home.clone()),
+            }
+        }
     }
 
     /// The input of a complete upload (applied by the caller, then

@@ -2,7 +2,8 @@
 //! (QGroundControl, MAVSDK, pymavlink): telemetry at fixed rates of
 //! simulated time, and the mission, command and parameter protocols into
 //! the flight (the autopilot's mission upload, the scenario's command path,
-//! the ABI's parameter functions). Any `autopilot.h` library can fly it.
+//! the ABI's parameter functions), with MAVFTP's parameter and mission
+//! files in ArduPilot style. Any `autopilot.h` library can fly it.
 //!
 //! Inputs arrive on the wall clock; each applies after the boundary it
 //! arrived at and is recorded with that boundary's time ([`input`]), so
@@ -15,6 +16,7 @@
 
 mod commands;
 mod endpoint;
+mod ftp;
 mod health;
 pub mod input;
 mod manual;
@@ -103,6 +105,8 @@ pub struct Gcs {
     /// it enumerates it (ABI 4), else those set by the scenario or over
     /// MAVLink.
     params: params::Table,
+    /// MAVFTP (ArduPilot style): the parameter and mission files.
+    ftp: ftp::Server,
     out: Vec<u8>,
     buf: Vec<u8>,
     /// What was ignored, by kind.
@@ -160,6 +164,7 @@ impl Gcs {
             recorder,
             replay,
             params: params::Table::new(params),
+            ftp: ftp::Server::default(),
             out: Vec::with_capacity(300),
             buf: vec![0; 65_536],
             ignored: BTreeMap::new(),
@@ -588,6 +593,13 @@ impl Gcs {
             | MavMessage::PARAM_REQUEST_READ(_)
             | MavMessage::PARAM_REQUEST_LIST(_) => {
                 self.parameter(link, sender, msg, engine, now)?
+            }
+            // ArduPilot's stations fetch parameters and missions over
+            // MAVFTP; a PX4-style vehicle leaves it unanswered (counted).
+            MavMessage::FILE_TRANSFER_PROTOCOL(m)
+                if self.style == Style::ArduPilot && Self::for_us(m.target_system) =>
+            {
+                self.file_transfer(link, sender, m, engine, now)
             }
             other => {
                 let what = format!(

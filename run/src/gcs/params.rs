@@ -42,7 +42,7 @@ impl Table {
     /// The library's own table, once (its names and types do not change
     /// while it lives); a library without enumeration keeps the names
     /// set. An error is returned once, for the stations to read.
-    fn load(&mut self, engine: &mut Engine) -> Option<String> {
+    pub(super) fn load(&mut self, engine: &mut Engine) -> Option<String> {
         if self.loaded {
             return None;
         }
@@ -63,6 +63,11 @@ impl Table {
         self.names.iter().position(|n| n == name)
     }
 
+    /// The names listed, in the table's order.
+    pub(super) fn names(&self) -> &[String] {
+        &self.names
+    }
+
     fn kind(&self, name: &str) -> Option<ParamKind> {
         self.index(name).and_then(|i| self.kinds[i])
     }
@@ -73,6 +78,26 @@ impl Table {
         if self.index(name).is_none() {
             self.names.push(name.to_string());
             self.kinds.push(None);
+        }
+    }
+
+    /// `name`'s value as the library has it now, read in its type (or,
+    /// where the library does not say, `kind`'s first, then the other):
+    /// what PARAM_VALUE and the packed parameter file (MAVFTP) both carry.
+    pub(super) fn read(
+        &self,
+        ap: &mut lockstep_abi::Autopilot,
+        name: &str,
+        kind: Option<ParamKind>,
+    ) -> Result<ParamValue, lockstep_abi::AbiError> {
+        let as_float = |ap: &mut lockstep_abi::Autopilot| ap.param_f32(name).map(ParamValue::F32);
+        let as_int = |ap: &mut lockstep_abi::Autopilot| ap.param_i32(name).map(ParamValue::I32);
+        let known = self.kind(name);
+        match known.or(kind) {
+            Some(ParamKind::I32) if known.is_some() => as_int(ap),
+            Some(ParamKind::F32) if known.is_some() => as_float(ap),
+            Some(ParamKind::I32) => as_int(ap).or_else(|_| as_float(ap)),
+            _ => as_float(ap).or_else(|_| as_int(ap)),
         }
     }
 }
@@ -263,26 +288,13 @@ impl Gcs {
         if let Err(e) = result {
             self.status_text(e);
         }
-        let ap = engine.autopilot();
-        let as_float = |ap: &mut lockstep_abi::Autopilot| {
-            ap.param_f32(name)
-                .map(|v| (v, MavParamType::MAV_PARAM_TYPE_REAL32))
-        };
-        let as_int = |ap: &mut lockstep_abi::Autopilot| {
-            ap.param_i32(name)
-                .map(|v| (v, MavParamType::MAV_PARAM_TYPE_INT32))
-        };
-        let known = self.params.kind(name);
-        let read = match known.or(kind) {
-            Some(ParamKind::I32) if known.is_some() => {
-                as_int(ap).map(|(v, k)| (self.encode_int(v), k))
-            }
-            Some(ParamKind::F32) if known.is_some() => as_float(ap),
-            Some(ParamKind::I32) => as_int(ap)
-                .map(|(v, k)| (self.encode_int(v), k))
-                .or_else(|_| as_float(ap)),
-            _ => as_float(ap).or_else(|_| as_int(ap).map(|(v, k)| (self.encode_int(v), k))),
-        };
+        let read = self
+            .params
+            .read(engine.autopilot(), name, kind)
+            .map(|v| match v {
+                ParamValue::F32(v) => (v, MavParamType::MAV_PARAM_TYPE_REAL32),
+                ParamValue::I32(v) => (self.encode_int(v), MavParamType::MAV_PARAM_TYPE_INT32),
+            });
         let (value, kind) = match read {
             Ok(r) => r,
             Err(e) => {
@@ -304,7 +316,9 @@ impl Gcs {
     }
 }
 
-enum ParamValue {
+/// A parameter's value in its own type.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum ParamValue {
     F32(f32),
     I32(i32),
 }
