@@ -17,7 +17,7 @@ use mavlink::dialects::common::*;
 
 use super::input::Input;
 use super::telemetry::{self, STREAMS};
-use super::{After, Gcs, Style, modes, offboard};
+use super::{After, Gcs, Style, modes};
 
 /// Where a command points: COMMAND_INT's x, y and z in its frame, or
 /// COMMAND_LONG's parameters 5 to 7 (in the style's frame for them).
@@ -62,7 +62,12 @@ impl Place {
 
     /// NED (m from the world origin) of the place, each part not given
     /// taken from `here`; or why it is not a place.
-    fn ned(&self, engine: &Engine, here: [f64; 3], home_alt_m: f64) -> Result<[f64; 3], String> {
+    pub(super) fn ned(
+        &self,
+        engine: &Engine,
+        here: [f64; 3],
+        home_alt_m: f64,
+    ) -> Result<[f64; 3], String> {
         let origin = &engine.plant().origin;
         let mut at = here;
         if !self.lat_deg.is_nan() || !self.lon_deg.is_nan() {
@@ -310,50 +315,6 @@ impl Gcs {
         Ok(())
     }
 
-    /// DO_REPOSITION: fly to a place and hold there (PX4 reports it as
-    /// AUTO.LOITER, ArduPilot as GUIDED), as a position setpoint; a ground
-    /// speed (param 1) sets the cruise speed first; a heading (param 4,
-    /// degrees) is flown, NaN keeps the one flown.
-    fn reposition(
-        &mut self,
-        p: [f32; 7],
-        place: Place,
-        engine: &mut Engine,
-        now: u64,
-    ) -> Result<Result<(), String>, String> {
-        let act = engine.actuators();
-        if act.armed != 1 || telemetry::landed(engine) {
-            return Ok(Err("Reposition refused: not flying".into()));
-        }
-        let x = engine.state();
-        let here = [x[0], x[1], x[2]];
-        let home = self.home.expect("set before inputs").alt_m;
-        let at = match place.ned(engine, here, home) {
-            Ok(at) => at,
-            Err(why) => return Ok(Err(format!("Reposition refused: {why}"))),
-        };
-        if p[0].is_finite() && p[0] > 0.0 {
-            let speed = Input::ParamF32 {
-                name: "MPC_XY_CRUISE".into(),
-                value: p[0],
-            };
-            if let Err(why) = self.take(speed, engine, now)? {
-                return Ok(Err(format!("Reposition refused: speed {}: {why}", p[0])));
-            }
-        }
-        self.release();
-        self.watch_next(engine, now);
-        let sp = offboard::Setpoint {
-            kind: offboard::Kind::Position,
-            vector: at,
-            yaw_rad: p[3].is_finite().then(|| f64::from(p[3]).to_radians()),
-            thrust: 0.0,
-        };
-        let result = self.take(Input::Setpoint(sp), engine, now)?;
-        self.repositioned = result.is_ok();
-        Ok(result)
-    }
-
     /// DO_CHANGE_SPEED: the speed of a kind (param 1: ground or air speed,
     /// climb, descent) set to param 2 m/s through the autopilot's
     /// parameter for it, in force at once; -1 (or any speed not above 0)
@@ -380,53 +341,6 @@ impl Gcs {
         Ok(self
             .take(input, engine, now)?
             .map_err(|why| format!("Speed change refused: {why}")))
-    }
-
-    /// A setpoint message's outcome: kept for the switch, flown when
-    /// engaged, or refused (counted; announced the first time).
-    pub(super) fn setpoint(
-        &mut self,
-        out: offboard::Outcome,
-        engine: &mut Engine,
-        now: u64,
-    ) -> Result<(), String> {
-        match out {
-            offboard::Outcome::Setpoint(sp) => {
-                self.offboard.arrived(sp, now);
-                if self.offboard.engaged {
-                    let _ = self.take(Input::Setpoint(sp), engine, now)?;
-                }
-            }
-            offboard::Outcome::Refused(why) => {
-                let what = format!("{why} (refused)");
-                if !self.ignored.contains_key(&what) {
-                    self.status_text(&format!("Refused: {why}"));
-                }
-                self.ignore(&what);
-            }
-        }
-        Ok(())
-    }
-
-    /// A station asks for offboard (PX4's OFFBOARD, ArduPilot's GUIDED):
-    /// the latest setpoint flown at once, or (ArduPilot, none yet) a hold
-    /// until one comes; PX4 refuses without a live stream.
-    pub(super) fn engage(
-        &mut self,
-        engine: &mut Engine,
-        now: u64,
-    ) -> Result<Result<(), String>, String> {
-        match self.offboard.engage(self.style, now) {
-            Ok(Some(sp)) => self.take(Input::Setpoint(sp), engine, now),
-            Ok(None) => self.take(
-                Input::Command {
-                    command: "hold".into(),
-                },
-                engine,
-                now,
-            ),
-            Err(why) => Ok(Err(why)),
-        }
     }
 
     /// NAV_TAKEOFF's altitude (param 7) as a height above home: PX4's is

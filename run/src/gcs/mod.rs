@@ -26,6 +26,7 @@ mod offboard;
 mod params;
 mod rates;
 pub mod signing;
+mod steering;
 mod telemetry;
 
 use std::collections::BTreeMap;
@@ -43,7 +44,7 @@ use health::Health;
 use input::{Input, Recorder, Replay};
 use mission::MissionServer;
 pub use modes::Style;
-use telemetry::{Home, STREAMS, View};
+use telemetry::{Home, STREAMS};
 
 /// How long after an input the autopilot's refusal of it is looked for
 /// (a few autopilot steps).
@@ -262,112 +263,6 @@ impl Gcs {
             self.broadcast(&msg);
         }
         Ok(())
-    }
-
-    /// The vehicle as the stations are told it.
-    fn view(&self, engine: &Engine) -> View<'_> {
-        View {
-            style: self.style,
-            home: self.home.as_ref().expect("set at the first boundary"),
-            home_first: self.mission.home_first,
-            health: &self.health,
-            custom_mode: self.custom_mode(engine.actuators().mode),
-        }
-    }
-
-    /// The autopilot's `mode` as the station's mode names it: the mode a
-    /// station engaged for what the contract flies as setpoints (sticks, a
-    /// reposition), and ArduPilot's AUTO for a mission's own takeoff.
-    fn custom_mode(&self, mode: u32) -> u32 {
-        if let Some(custom) = self.manual.engaged() {
-            return custom;
-        }
-        if self.repositioned && mode == LOCKSTEP_MODE_OFFBOARD {
-            return modes::repositioning(self.style);
-        }
-        if self.auto_takeoff && mode == LOCKSTEP_MODE_TAKEOFF && self.style == Style::ArduPilot {
-            return modes::mission(self.style);
-        }
-        modes::custom_mode(self.style, mode)
-    }
-
-    /// Every way a station steers the setpoint path ends (another mode was
-    /// asked for).
-    fn release(&mut self) {
-        self.offboard.disengage();
-        self.manual.disengage();
-        self.repositioned = false;
-    }
-
-    /// The sticks were lost while flying them: the RC-loss failsafe
-    /// (return), announced.
-    fn sticks_lost(&mut self, engine: &mut Engine, now: u64) -> Result<(), String> {
-        self.manual.disengage();
-        if engine.actuators().armed != 1 {
-            return Ok(());
-        }
-        let input = Input::Command {
-            command: "rtl".into(),
-        };
-        let _ = self.take(input, engine, now)?;
-        let text = match self.style {
-            Style::Px4 => "Manual control lost: no input for 0.5 s, returning",
-            Style::ArduPilot => "Radio failsafe: no override for 3 s, RTL",
-        };
-        self.announce(MavSeverity::MAV_SEVERITY_CRITICAL, text);
-        Ok(())
-    }
-
-    /// Sticks from a station: kept, and flown while manual control is
-    /// engaged.
-    fn sticks(
-        &mut self,
-        m: &MANUAL_CONTROL_DATA,
-        engine: &mut Engine,
-        now: u64,
-    ) -> Result<(), String> {
-        self.manual.arrived(manual::Sticks::of(m), now);
-        if engine.actuators().armed != 1 {
-            return Ok(());
-        }
-        if let Some(sp) = self.manual.setpoint(engine, now) {
-            let _ = self.take(Input::Setpoint(sp), engine, now)?;
-        }
-        Ok(())
-    }
-
-    /// A station asks for a position-control mode (`custom`): sticks flown
-    /// at once, or a hold until they come (ArduPilot), or why not (PX4
-    /// without sticks).
-    fn engage_manual(
-        &mut self,
-        custom: u32,
-        engine: &mut Engine,
-        now: u64,
-    ) -> Result<Result<(), String>, String> {
-        let was = self.manual.engaged();
-        self.release();
-        match self.manual.engage(self.style, custom, now) {
-            Ok(true) if engine.actuators().armed == 1 => match self.manual.setpoint(engine, now) {
-                Some(sp) => self.take(Input::Setpoint(sp), engine, now),
-                None => Ok(Ok(())),
-            },
-            Ok(true) => Ok(Ok(())),
-            Ok(false) => self.take(
-                Input::Command {
-                    command: "hold".into(),
-                },
-                engine,
-                now,
-            ),
-            Err(why) => {
-                if let Some(c) = was {
-                    // Refused: the mode flown before stays.
-                    let _ = self.manual.engage(self.style, c, now);
-                }
-                Ok(Err(why))
-            }
-        }
     }
 
     /// A STATUSTEXT for each new entry of the run's timeline (scenario
