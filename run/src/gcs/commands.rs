@@ -17,7 +17,8 @@ use mavlink::dialects::common::*;
 
 use super::input::Input;
 use super::telemetry::{self, STREAMS};
-use super::{After, Gcs, Style, modes};
+use super::vehicle::Vehicle;
+use super::{After, Style, modes};
 
 /// Where a command points: COMMAND_INT's x, y and z in its frame, or
 /// COMMAND_LONG's parameters 5 to 7 (in the style's frame for them).
@@ -119,7 +120,7 @@ fn speed_param(kind: f32) -> Option<&'static str> {
     }
 }
 
-impl Gcs {
+impl Vehicle {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn command(
         &mut self,

@@ -35,7 +35,6 @@ use mavlink::dialects::common::*;
 
 use files::{Entry, File, Refusal, Source};
 
-use super::Gcs;
 use super::mission::MissionServer;
 use super::params::{ParamValue, Table};
 
@@ -574,7 +573,7 @@ impl Source for Vehicle<'_> {
     }
 }
 
-impl Gcs {
+impl super::vehicle::Vehicle {
     /// A FILE_TRANSFER_PROTOCOL request from `sender`, answered on `link`.
     pub(super) fn file_transfer(
         &mut self,

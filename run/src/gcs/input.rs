@@ -1,12 +1,14 @@
 //! What a ground station changes in a flight, as decoded from its MAVLink
 //! messages, and the file that records it: one JSON object per line, each
-//! with the simulated time (µs) of the boundary after which it applied.
+//! with the simulated time (µs) of the boundary after which it applied (and
+//! in a fleet, the vehicle it applied to, by name).
 //! Replaying the file applies the same inputs after the same boundaries
 //! through the same code, so the flight is the live one bit for bit, with
 //! no network and at any speed.
 
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use lockstep_abi::ffi::lockstep_mission_item;
 use lockstep_harness::engine::Engine;
@@ -135,6 +137,9 @@ impl Input {
 #[derive(Debug, Serialize, Deserialize)]
 struct Line {
     time_us: u64,
+    /// A fleet's vehicle, by name (none in one flight's record).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    vehicle: Option<String>,
     #[serde(flatten)]
     input: Input,
 }
@@ -157,9 +162,10 @@ impl Recorder {
         })
     }
 
-    pub fn write(&mut self, time_us: u64, input: &Input) -> Result<(), String> {
+    fn write(&mut self, time_us: u64, vehicle: Option<&str>, input: &Input) -> Result<(), String> {
         let line = Line {
             time_us,
+            vehicle: vehicle.map(str::to_string),
             input: input.clone(),
         };
         let text = serde_json::to_string(&line).map_err(|e| e.to_string())?;
@@ -169,14 +175,39 @@ impl Recorder {
     }
 }
 
-/// The inputs of a recording, in order.
+/// One vehicle's way into a record the vehicles of a run share.
+#[derive(Debug)]
+pub(crate) struct Recording {
+    recorder: Arc<Mutex<Recorder>>,
+    vehicle: Option<String>,
+}
+
+impl Recording {
+    pub(crate) fn new(recorder: &Arc<Mutex<Recorder>>, vehicle: Option<String>) -> Recording {
+        Recording {
+            recorder: Arc::clone(recorder),
+            vehicle,
+        }
+    }
+
+    pub(crate) fn write(&self, time_us: u64, input: &Input) -> Result<(), String> {
+        self.recorder
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .write(time_us, self.vehicle.as_deref(), input)
+    }
+}
+
+/// The inputs of a recording, in order, each with its vehicle's index.
 #[derive(Debug)]
 pub struct Replay {
-    inputs: std::collections::VecDeque<(u64, Input)>,
+    inputs: std::collections::VecDeque<(u64, usize, Input)>,
 }
 
 impl Replay {
-    pub fn load(path: &Path) -> Result<Replay, String> {
+    /// The record at `path`, for a fleet's `names` (empty: one flight,
+    /// whose lines name no vehicle).
+    pub fn load(path: &Path, names: &[String]) -> Result<Replay, String> {
         let file = std::fs::File::open(path)
             .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
         let mut inputs = std::collections::VecDeque::new();
@@ -197,17 +228,38 @@ impl Replay {
                 ));
             }
             last = l.time_us;
-            inputs.push_back((l.time_us, l.input));
+            let at = |what: String| format!("{}:{}: {what}", path.display(), i + 1);
+            let k = match (&l.vehicle, names.is_empty()) {
+                (None, true) => 0,
+                (Some(v), true) => {
+                    return Err(at(format!(
+                        "vehicle {v:?}: a fleet's record, and this is one vehicle's flight"
+                    )));
+                }
+                (None, false) => {
+                    return Err(at(
+                        "no vehicle: one flight's record, and this is a fleet's".into()
+                    ));
+                }
+                (Some(v), false) => names.iter().position(|n| n == v).ok_or_else(|| {
+                    at(format!(
+                        "vehicle {v:?} is not in the fleet ({})",
+                        names.join(", ")
+                    ))
+                })?,
+            };
+            inputs.push_back((l.time_us, k, l.input));
         }
         Ok(Replay { inputs })
     }
 
-    /// The inputs recorded after the boundary at `time_us`.
-    pub fn due(&mut self, time_us: u64) -> Vec<Input> {
+    /// The inputs recorded after the boundary at `time_us`, each with its
+    /// vehicle's index.
+    pub fn due(&mut self, time_us: u64) -> Vec<(usize, Input)> {
         let mut out = Vec::new();
-        while self.inputs.front().is_some_and(|(t, _)| *t <= time_us) {
-            if let Some((_, i)) = self.inputs.pop_front() {
-                out.push(i);
+        while self.inputs.front().is_some_and(|(t, _, _)| *t <= time_us) {
+            if let Some((_, k, i)) = self.inputs.pop_front() {
+                out.push((k, i));
             }
         }
         out
@@ -308,6 +360,7 @@ mod tests {
         for input in inputs {
             let text = serde_json::to_string(&Line {
                 time_us: 4000,
+                vehicle: None,
                 input: input.clone(),
             })
             .unwrap();

@@ -12,8 +12,9 @@ use lockstep_abi::ParamKind;
 use lockstep_harness::engine::Engine;
 use mavlink::dialects::common::*;
 
+use super::Style;
 use super::input::Input;
-use super::{Gcs, Style};
+use super::vehicle::Vehicle;
 
 /// The parameters ground stations see.
 #[derive(Debug)]
@@ -116,7 +117,7 @@ fn is_float(t: MavParamType) -> bool {
     )
 }
 
-impl Gcs {
+impl Vehicle {
     /// PARAM_SET, PARAM_REQUEST_READ or PARAM_REQUEST_LIST from a station.
     pub(super) fn parameter(
         &mut self,
@@ -132,7 +133,7 @@ impl Gcs {
             MavMessage::PARAM_REQUEST_LIST(p) => p.target_system,
             _ => return Ok(()),
         };
-        if !Self::for_us(target) {
+        if !self.for_us(target) {
             return Ok(());
         }
         if let Some(e) = self.params.load(engine) {

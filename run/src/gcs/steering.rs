@@ -12,9 +12,10 @@ use mavlink::dialects::common::*;
 use super::commands::Place;
 use super::input::Input;
 use super::telemetry::{self, View};
-use super::{Gcs, Style, manual, modes, offboard};
+use super::vehicle::Vehicle;
+use super::{Style, manual, modes, offboard};
 
-impl Gcs {
+impl Vehicle {
     /// The vehicle as the stations are told it.
     pub(super) fn view(&self, engine: &Engine) -> View<'_> {
         View {
