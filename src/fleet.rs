@@ -23,16 +23,42 @@ pub fn print_header(h: &FleetHeader, how: &str) {
     say!("seed          {}", h.seed);
 }
 
-pub fn fly(verb: &str, request: FleetRequest, output: Output) -> ExitCode {
+pub fn fly(
+    verb: &str,
+    request: FleetRequest,
+    pace: Option<f64>,
+    gcs: Option<lockstep_run::gcs::GcsOptions>,
+    output: Output,
+) -> ExitCode {
     let threads = request.threads;
     let mut prepared = match fleet::prepare(request) {
         Ok(f) => f,
         Err(e) => return crate::refused(verb, &e),
     };
     prepared.interrupt_on(crate::signals::catch());
+    if let Some(g) = &gcs
+        && let Err(e) = prepared.serve(g)
+    {
+        return crate::refused(verb, &e);
+    }
+    if let Some(speed) = pace {
+        prepared.pace(speed);
+    }
     if output == Output::Text {
         let how = format!("on {threads} thread{}", if threads == 1 { "" } else { "s" });
         print_header(&prepared.header(), &how);
+        if let Some(g) = &gcs {
+            for e in &g.endpoints {
+                say!(
+                    "mavlink       {e} ({:?} modes; systems 1 to {})",
+                    g.style,
+                    prepared.header().vehicles
+                );
+            }
+            if let Some(r) = &g.replay {
+                say!("mavlink       replaying {}", r.display());
+            }
+        }
     }
     let report = prepared.run();
     print_report(verb, &report, output)

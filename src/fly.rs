@@ -69,7 +69,8 @@ pub struct FlyArgs {
     /// Serve the flight to ground stations over MAVLink: `udp:HOST:PORT`
     /// sends to one listening there (QGroundControl: udp:127.0.0.1:14550,
     /// MAVSDK: udp:127.0.0.1:14540), `listen:HOST:PORT` waits for one to
-    /// send first. Repeatable. The flight keeps to the wall clock
+    /// send first. Repeatable. A fleet's vehicles are systems 1, 2, ... in
+    /// its order, on the one link. The flight keeps to the wall clock
     /// (--realtime) unless --speed says otherwise; with --out, the inputs
     /// received are recorded in DIR/mavlink-inputs.jsonl.
     #[arg(long, value_name = "ENDPOINT", value_parser = gcs_endpoint)]
@@ -191,7 +192,8 @@ pub fn command(verb: &'static str, a: FlyArgs) -> ExitCode {
     };
     if (served || a.mavlink_replay.is_some()) && a.network_role.is_some() {
         return refuse(
-            "--mavlink and --mavlink-replay serve one vehicle's flight; not a distributed run",
+            "--mavlink and --mavlink-replay serve a flight or a fleet on threads of this \
+             process; not a distributed run (its vehicles step on secondaries)",
         );
     }
     if a.mavlink_style.is_some() && !served {
@@ -244,13 +246,6 @@ pub fn command(verb: &'static str, a: FlyArgs) -> ExitCode {
         return refuse("--realtime and --speed pace one vehicle's flight; not a distributed run");
     }
     match lockstep_run::fleet::is_fleet(&scenario) {
-        Ok(true) if pace.is_some() || gcs.is_some() => {
-            return refuse(&format!(
-                "--realtime, --speed and --mavlink are for one vehicle's flight; {} is a fleet \
-                 ([[vehicles]])",
-                scenario.display()
-            ));
-        }
         Ok(true) => {
             let single = [
                 ("--log", a.log.is_some()),
@@ -277,6 +272,8 @@ pub fn command(verb: &'static str, a: FlyArgs) -> ExitCode {
                     isolation,
                     threads: a.threads.map_or_else(cores, |t| t as usize),
                 },
+                pace,
+                gcs,
                 output,
             );
         }

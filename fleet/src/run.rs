@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use lockstep_abi::Isolation;
 use lockstep_harness::Micros;
-use lockstep_harness::engine::{Engine, EngineError, Reach, RunOptions};
+use lockstep_harness::engine::{Engine, EngineError, Pace, Reach, RunOptions};
 use lockstep_harness::inputs::scenario::Scenario;
 use lockstep_harness::outcome::Summary;
 use rayon::prelude::*;
@@ -50,6 +50,10 @@ pub enum FleetError {
     /// Two vehicles start where the other is.
     #[error("{0}")]
     Overlap(String),
+    /// The ground stations' link failed (e.g. its record could not be
+    /// written).
+    #[error("ground station link at {}: {reason}", lockstep_abi::at(*time_us))]
+    GroundStation { reason: String, time_us: u64 },
 }
 
 /// How a fleet run ended.
@@ -107,6 +111,8 @@ pub struct Fleet {
     /// Every sync period is checked up to here (a stretch being redone).
     plain_until: Micros,
     stats: LookaheadStats,
+    /// Kept to the wall clock (a fleet served to ground stations).
+    pace: Option<Pace>,
 }
 
 impl std::fmt::Debug for Fleet {
@@ -215,6 +221,7 @@ impl Fleet {
             radii,
             lookahead: fs.lookahead,
             plain_until: Micros(0),
+            pace: None,
             stats: LookaheadStats {
                 off,
                 ..LookaheadStats::default()
@@ -469,17 +476,50 @@ impl Fleet {
         Ok(())
     }
 
+    /// Keeps the fleet to the wall clock: `speed` simulated seconds per
+    /// second, waited for at each sync boundary; the outputs do not change.
+    pub fn pace(&mut self, speed: f64) {
+        self.pace = Some(Pace::new(speed, self.now));
+    }
+
     /// Runs to the end (or the first error); every log is complete to the
     /// last boundary processed either way.
     pub fn run(&mut self) -> Result<FleetSummary, FleetError> {
         self.run_observed(|_| {})
     }
 
+    /// [`Fleet::run_observed`], calling `each` with every vehicle's engine
+    /// after every sync boundary (ground stations' link: inputs applied
+    /// there, telemetry sent). The lookahead is off, as an input may come
+    /// at any sync boundary; an error from `each` ends the run.
+    pub fn run_with(
+        &mut self,
+        progress: impl FnMut(Micros),
+        mut each: impl FnMut(&mut [Engine]) -> Result<(), String>,
+    ) -> Result<FleetSummary, FleetError> {
+        self.stats.off =
+            Some("ground stations are served: an input may come at any sync boundary".into());
+        self.run_each(progress, |engines, t| {
+            each(engines).map_err(|reason| FleetError::GroundStation {
+                reason,
+                time_us: t.0,
+            })
+        })
+    }
+
     /// [`Fleet::run`], calling `progress` with the time of every 64th sync
     /// boundary.
     pub fn run_observed(
         &mut self,
+        progress: impl FnMut(Micros),
+    ) -> Result<FleetSummary, FleetError> {
+        self.run_each(progress, |_, _| Ok(()))
+    }
+
+    fn run_each(
+        &mut self,
         mut progress: impl FnMut(Micros),
+        mut each: impl FnMut(&mut [Engine], Micros) -> Result<(), FleetError>,
     ) -> Result<FleetSummary, FleetError> {
         let result = loop {
             if let Some(f) = &self.interrupt {
@@ -496,6 +536,12 @@ impl Fleet {
                 Ok(Some(t)) => {
                     if self.syncs / 64 != before / 64 {
                         progress(t);
+                    }
+                    if let Err(e) = each(&mut self.engines, t) {
+                        break Err(e);
+                    }
+                    if let Some(p) = &mut self.pace {
+                        p.wait_for(t);
                     }
                 }
                 Ok(None) => break Ok(()),

@@ -25,6 +25,10 @@ import pytest
 from test_gcs import free_udp_port, replay, vehicle
 from test_peers import PEERS, log_bytes, setup_module  # noqa: F401
 
+# The examples leave mavsdk_server on its default gRPC port (50051), so
+# every test that starts one is in this file: CI runs the peer tests on
+# several workers with pytest-xdist's `--dist loadfile`, which keeps a
+# file's tests on one worker, one at a time.
 EXAMPLES = os.path.join(PEERS, "mavsdk_examples")
 PUBLISHED = os.environ.get("MAVSDK_PYTHON_EXAMPLES")
 

@@ -50,6 +50,7 @@ pub use hosted::{HostBattery, HostTruth, HostedVehicle};
 pub use logging::{finish_log, open_log, shaped_row};
 pub use migration::LogHandle;
 pub use options::{RunOptions, cores};
+pub use pace::Pace;
 pub use plant_runner::PlantRunner;
 pub use reach::Reach;
 pub use vehicle::{FaultsInForce, SensorFaultKind};

@@ -15,15 +15,16 @@ const STALL: Duration = Duration::from_millis(250);
 /// The shortest sleep worth a system call; shorter debts are carried.
 const MIN_SLEEP: Duration = Duration::from_micros(200);
 
+/// Keeps a run to the wall clock at a speed (simulated s per wall s).
 #[derive(Debug, Clone)]
-pub(crate) struct Pace {
+pub struct Pace {
     speed: f64,
     start_wall: Instant,
     start_sim: Micros,
 }
 
 impl Pace {
-    pub(crate) fn new(speed: f64, now: Micros) -> Pace {
+    pub fn new(speed: f64, now: Micros) -> Pace {
         Pace {
             speed,
             start_wall: Instant::now(),
@@ -35,7 +36,7 @@ impl Pace {
     /// stall (a flight stack connecting, a slow step) of more than
     /// [`STALL`], pacing starts anew from here instead of running the
     /// debt off as fast as possible.
-    pub(crate) fn wait_for(&mut self, t: Micros) {
+    pub fn wait_for(&mut self, t: Micros) {
         let sim_s = (t.0 - self.start_sim.0) as f64 * 1e-6;
         let due = self.start_wall + Duration::from_secs_f64(sim_s / self.speed);
         let now = Instant::now();

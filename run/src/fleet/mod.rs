@@ -82,6 +82,8 @@ pub struct PreparedFleet {
     request: FleetRequest,
     fs: FleetScenario,
     fleet: Fleet,
+    /// Served to ground stations: each vehicle its own system id.
+    gcs: Option<crate::gcs::Gcs>,
 }
 
 impl std::fmt::Debug for PreparedFleet {
@@ -107,7 +109,9 @@ fn classify(e: &FleetError, building: bool) -> Classified {
             part: Part::Input,
             signal: None,
         },
-        FleetError::Threads { .. } | FleetError::LogDir { .. } => Classified {
+        FleetError::Threads { .. }
+        | FleetError::LogDir { .. }
+        | FleetError::GroundStation { .. } => Classified {
             class: ErrorClass::RunFailure,
             part: Part::Output,
             signal: None,
@@ -165,7 +169,12 @@ pub fn prepare(request: FleetRequest) -> Result<PreparedFleet, RunError> {
     };
     let fleet = Fleet::new(&fs, &options)
         .map_err(|e| RunError::classified(classify(&e, true), e.to_string()))?;
-    Ok(PreparedFleet { request, fs, fleet })
+    Ok(PreparedFleet {
+        request,
+        fs,
+        fleet,
+        gcs: None,
+    })
 }
 
 impl PreparedFleet {
@@ -179,11 +188,54 @@ impl PreparedFleet {
         self.fleet.interrupt_on(flag);
     }
 
+    /// Serves the fleet to ground stations over MAVLink: the vehicles are
+    /// systems 1, 2, ... in the scenario's order, on one link; inputs are
+    /// recorded with the vehicle's name (`DIR/mavlink-inputs.jsonl` with
+    /// `--out`) and replayed by it.
+    pub fn serve(&mut self, options: &crate::gcs::GcsOptions) -> Result<(), RunError> {
+        if let (Some(record), Some(dir)) = (&options.record, &self.request.out) {
+            let mut outputs: Vec<PathBuf> = self
+                .fs
+                .vehicles
+                .iter()
+                .map(|v| lockstep_fleet::run::log_path(dir, &v.name))
+                .collect();
+            outputs.push(dir.join("summary.json"));
+            if outputs.iter().any(|p| p == record) {
+                return Err(RunError::configuration(format!(
+                    "--mavlink-record {} would overwrite one of the fleet's outputs",
+                    record.display()
+                )));
+            }
+        }
+        let vehicles = self
+            .fs
+            .vehicles
+            .iter()
+            .map(|v| {
+                let params = v.scenario.autopilot_params.keys().cloned().collect();
+                (v.name.clone(), params)
+            })
+            .collect();
+        self.gcs =
+            Some(crate::gcs::Gcs::open_fleet(options, vehicles).map_err(RunError::configuration)?);
+        Ok(())
+    }
+
+    /// Keeps the fleet to the wall clock: `speed` simulated seconds per
+    /// second; the outputs do not change.
+    pub fn pace(&mut self, speed: f64) {
+        self.fleet.pace(speed);
+    }
+
     /// Flies the fleet to its end (or the first error), then writes the
     /// summary.
     pub fn run(mut self) -> FleetReport {
         let started = Instant::now();
-        let result = self.fleet.run();
+        let result = match &mut self.gcs {
+            Some(gcs) => self.fleet.run_with(|_| {}, |engines| gcs.serve(engines)),
+            None => self.fleet.run(),
+        };
         let wall = started.elapsed().as_secs_f64();
         let ending: Ending = match result {
             Ok(s) => Ok(FleetResult {
@@ -213,6 +265,9 @@ impl PreparedFleet {
             wall,
             ending,
         );
+        if let Some(gcs) = &self.gcs {
+            report.link_notes = gcs.notes();
+        }
         report.write_summary(out);
         report
     }

@@ -149,6 +149,10 @@ pub struct FleetReport {
     /// Outputs that could not be written (the summary).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub output_errors: Vec<String>,
+    /// A served fleet's link: what it ignored and sends that failed, one
+    /// line per kind (a vehicle's begin with its name).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub link_notes: Vec<String>,
 }
 
 /// What a fleet run (threaded or distributed) produced.
@@ -266,6 +270,7 @@ impl FleetReport {
             viewer: None,
             plots: Vec::new(),
             output_errors: Vec::new(),
+            link_notes: Vec::new(),
         }
     }
 

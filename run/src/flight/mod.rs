@@ -443,7 +443,7 @@ impl Prepared {
             Some(gcs) => self.engine.run_with(
                 |t| observe(t.0),
                 |e| {
-                    gcs.serve(e)
+                    gcs.serve_one(e)
                         .map_err(|reason| EngineError::GroundStation { reason })
                 },
             ),
