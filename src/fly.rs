@@ -243,7 +243,10 @@ pub fn command(verb: &'static str, a: FlyArgs) -> ExitCode {
         key,
     });
     if pace.is_some() && a.network_role.is_some() {
-        return refuse("--realtime and --speed pace one vehicle's flight; not a distributed run");
+        return refuse(
+            "--realtime and --speed pace a flight or a fleet on threads of this process; not a \
+             distributed run",
+        );
     }
     match lockstep_run::fleet::is_fleet(&scenario) {
         Ok(true) => {

@@ -497,8 +497,10 @@ impl Fleet {
         progress: impl FnMut(Micros),
         mut each: impl FnMut(&mut [Engine]) -> Result<(), String>,
     ) -> Result<FleetSummary, FleetError> {
-        self.stats.off =
-            Some("ground stations are served: an input may come at any sync boundary".into());
+        if self.stats.off.is_none() {
+            self.stats.off =
+                Some("ground stations are served: an input may come at any sync boundary".into());
+        }
         self.run_each(progress, |engines, t| {
             each(engines).map_err(|reason| FleetError::GroundStation {
                 reason,

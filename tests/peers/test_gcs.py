@@ -513,7 +513,7 @@ def test_pymavlink_mavftp_reads_the_parameter_and_mission_files_as_the_lists_sen
     finally:
         run.kill()
     notes = json.loads(stdout)["link_notes"]
-    assert "3 FILE_TRANSFER_PROTOCOL messages (not for this vehicle or of no use)" in notes, notes
+    assert "3 FILE_TRANSFER_PROTOCOL messages (of no use to this vehicle)" in notes, notes
 
 def test_offboard_follows_px4s_rules_in_simulated_time(tmp_path):
     """pymavlink as an offboard controller: OFFBOARD is denied before any

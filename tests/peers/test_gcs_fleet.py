@@ -143,3 +143,23 @@ def test_a_record_that_names_no_vehicle_is_refused_for_a_fleet(tmp_path):
     assert run.returncode == 2, run.stderr
     assert '%s:1: vehicle "delta" is not in the fleet (alpha, bravo, charlie)' % record \
         in run.stderr
+
+
+def test_a_record_that_would_overwrite_an_input_or_an_output_is_refused(tmp_path):
+    scenario = tmp_path / "fleet.toml"
+    scenario.write_text(open(FLEET).read())
+    run = subprocess.run(
+        [BIN, "fly", str(scenario), "--duration", "1", "--mavlink", "udp:127.0.0.1:9",
+         "--mavlink-record", str(scenario)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2, run.stderr
+    assert "--mavlink-record %s is the scenario; refusing to overwrite an input" % scenario \
+        in run.stderr
+    assert open(scenario).read() == open(FLEET).read()
+    out = tmp_path / "out"
+    log = out / "bravo.csv"
+    run = subprocess.run(
+        [BIN, "fly", str(scenario), "--duration", "1", "--mavlink", "udp:127.0.0.1:9",
+         "--out", str(out), "--mavlink-record", str(log)],
+        capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2, run.stderr
+    assert "a vehicle's log and --mavlink-record name the same file %s" % log in run.stderr

@@ -275,8 +275,9 @@ def test_reposition_change_speed_and_land_here(tmp_path):
                            *north, 12.0) == mav.MAV_RESULT_FAILED
         wait(m, "STATUSTEXT", lambda s: "Reposition refused: not flying" in s.text, timeout=5)
         takeoff_to(m, command, 8.0)
-        # 40 m north at 12 m above home, 3 m/s, facing east.
-        assert command_int(mav.MAV_CMD_DO_REPOSITION, frame, (3.0, 1, 0, 90.0),
+        # 40 m north at 12 m above home, 3 m/s, facing east (the heading
+        # in radians, as PX4 reads it and MAVSDK sends it).
+        assert command_int(mav.MAV_CMD_DO_REPOSITION, frame, (3.0, 1, 0, math.pi / 2),
                            *north, 12.0) == mav.MAV_RESULT_ACCEPTED
         wait(m, "HEARTBEAT", lambda h: h.custom_mode == AUTO_LOITER, timeout=5)
         wait(m, "LOCAL_POSITION_NED", lambda p: abs(p.x - 40.0) < 0.3 and abs(p.z + 12.0) < 0.3,

@@ -193,19 +193,41 @@ impl PreparedFleet {
     /// recorded with the vehicle's name (`DIR/mavlink-inputs.jsonl` with
     /// `--out`) and replayed by it.
     pub fn serve(&mut self, options: &crate::gcs::GcsOptions) -> Result<(), RunError> {
-        if let (Some(record), Some(dir)) = (&options.record, &self.request.out) {
-            let mut outputs: Vec<PathBuf> = self
-                .fs
-                .vehicles
-                .iter()
-                .map(|v| lockstep_fleet::run::log_path(dir, &v.name))
-                .collect();
-            outputs.push(dir.join("summary.json"));
-            if outputs.iter().any(|p| p == record) {
-                return Err(RunError::configuration(format!(
-                    "--mavlink-record {} would overwrite one of the fleet's outputs",
-                    record.display()
-                )));
+        if let Some(record) = &options.record {
+            // Neither an input (each vehicle's scenario and autopilot, the
+            // replay) nor another output may be the record.
+            let dir = self.request.out.clone();
+            let summary = dir.as_ref().map(|d| d.join("summary.json"));
+            let page = dir.as_ref().map(|d| d.join(crate::view::FLIGHT_PAGE));
+            let plots = dir
+                .as_ref()
+                .map(|d| lockstep_plot::output_files(&d.join(report::FLEET_PLOT)));
+            for v in &self.fs.vehicles {
+                let autopilot = v.autopilot.as_deref().unwrap_or(&self.request.autopilot);
+                let mut inputs = scenario_inputs(&self.request.scenario, autopilot, &v.scenario);
+                if let Some(r) = &options.replay {
+                    inputs.push(("--mavlink-replay", r.as_path()));
+                }
+                let log = dir
+                    .as_ref()
+                    .map(|d| lockstep_fleet::run::log_path(d, &v.name));
+                let sidecar = log.as_deref().map(sidecar_path);
+                let mut outputs: Vec<(&str, &Path)> = Vec::new();
+                for (what, p) in [
+                    ("the summary", summary.as_deref()),
+                    ("the viewer's page", page.as_deref()),
+                    ("the fleet's plot", plots.as_ref().map(|p| p[0].as_path())),
+                    ("the fleet's plot", plots.as_ref().map(|p| p[1].as_path())),
+                    ("a vehicle's log", log.as_deref()),
+                    ("its sidecar", sidecar.as_deref()),
+                ] {
+                    if let Some(p) = p {
+                        outputs.push((what, p));
+                    }
+                }
+                // The record last: checked against the outputs before it.
+                outputs.push(("--mavlink-record", record.as_path()));
+                check_against_inputs(&inputs, &outputs)?;
             }
         }
         let vehicles = self

@@ -49,10 +49,24 @@ impl Place {
         }
     }
 
-    /// COMMAND_INT's: degrees × 10⁷ (0, 0 and `INT32_MAX` are not given).
+    /// COMMAND_INT's: degrees × 10⁷ (0, 0 and `INT32_MAX` are not given)
+    /// in a global frame; x and y in any other frame are no place here
+    /// (read as a latitude of infinity, refused where a place is used).
     pub(super) fn of_int(c: &COMMAND_INT_DATA) -> Place {
+        use MavFrame::*;
         let given = !(c.x == 0 && c.y == 0) && c.x != i32::MAX && c.y != i32::MAX;
-        let deg = |v: i32| if given { f64::from(v) * 1e-7 } else { f64::NAN };
+        let global = matches!(
+            c.frame,
+            MAV_FRAME_GLOBAL
+                | MAV_FRAME_GLOBAL_INT
+                | MAV_FRAME_GLOBAL_RELATIVE_ALT
+                | MAV_FRAME_GLOBAL_RELATIVE_ALT_INT
+        );
+        let deg = |v: i32| match (given, global) {
+            (false, _) => f64::NAN,
+            (true, true) => f64::from(v) * 1e-7,
+            (true, false) => f64::INFINITY,
+        };
         Place {
             lat_deg: deg(c.x),
             lon_deg: deg(c.y),
@@ -72,6 +86,12 @@ impl Place {
         let origin = &engine.plant().origin;
         let mut at = here;
         if !self.lat_deg.is_nan() || !self.lon_deg.is_nan() {
+            if self.lat_deg.is_infinite() {
+                return Err(format!(
+                    "x and y in frame {:?} (not a global frame)",
+                    self.frame
+                ));
+            }
             if !(self.lat_deg.abs() <= 90.0 && self.lon_deg.abs() <= 180.0) {
                 return Err(format!(
                     "latitude {} / longitude {} is not a place",
@@ -198,19 +218,6 @@ impl Vehicle {
             }
             _ => {}
         }
-        if matches!(
-            command,
-            MAV_CMD_DO_SET_MODE
-                | MAV_CMD_NAV_TAKEOFF
-                | MAV_CMD_NAV_LAND
-                | MAV_CMD_NAV_RETURN_TO_LAUNCH
-                | MAV_CMD_MISSION_START
-                | MAV_CMD_NAV_LOITER_UNLIM
-        ) {
-            // Another mode: the stream, the sticks or a reposition no
-            // longer steer the vehicle.
-            self.release();
-        }
         let named = match command {
             MAV_CMD_COMPONENT_ARM_DISARM => Some(if p[0] >= 0.5 { "arm" } else { "disarm" }),
             MAV_CMD_NAV_TAKEOFF => Some("takeoff"),
@@ -239,6 +246,11 @@ impl Vehicle {
                     command: name.into(),
                 },
             };
+            if command != MAV_CMD_COMPONENT_ARM_DISARM {
+                // Another mode, accepted: the stream, the sticks or a
+                // reposition no longer steer the vehicle.
+                self.release();
+            }
             let result = self.take(input, engine, now)?;
             self.answer(
                 After::Command {

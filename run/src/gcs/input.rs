@@ -26,9 +26,9 @@ pub enum Input {
     /// A takeoff to a height above home, m (a station's NAV_TAKEOFF with
     /// an altitude; without one it is the command `takeoff`).
     Takeoff { height_m: f64 },
-    /// An offboard setpoint flown (a station's SET_POSITION_TARGET_* or
-    /// SET_ATTITUDE_TARGET while offboard is engaged, in the contract's
-    /// terms).
+    /// A setpoint flown, in the contract's terms: a station's
+    /// SET_POSITION_TARGET_* or SET_ATTITUDE_TARGET while offboard is
+    /// engaged, sticks in position control, or a DO_REPOSITION.
     Setpoint(super::offboard::Setpoint),
     /// A mission uploaded (replacing the autopilot's), in the contract's
     /// items.
@@ -373,6 +373,22 @@ mod tests {
                 assert_eq!(bits(&a[0]), bits(&b[0]), "{text}");
             }
         }
+        // A fleet's line names its vehicle; one flight's names none.
+        let named = Line {
+            time_us: 9,
+            vehicle: Some("bravo".into()),
+            input: Input::Command {
+                command: "arm".into(),
+            },
+        };
+        let text = serde_json::to_string(&named).unwrap();
+        assert_eq!(
+            text,
+            r#"{"time_us":9,"vehicle":"bravo","input":"command","command":"arm"}"#
+        );
+        let back: Line = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.vehicle.as_deref(), Some("bravo"));
+        assert_eq!(format!("{:?}", back.input), format!("{:?}", named.input));
         let e = serde_json::from_str::<Line>(
             r#"{"time_us":1,"input":"param_f32","name":"X","value":"nan"}"#,
         )

@@ -129,16 +129,23 @@ impl Manual {
             .map(|(s, _)| s)
     }
 
-    /// A station asks for a position-control mode (`custom`) at `now`:
-    /// whether sticks steer at once (`true`), hold until they come
-    /// (`false`, ArduPilot), or why not (PX4 without sticks).
-    pub(crate) fn engage(&mut self, style: Style, custom: u32, now: u64) -> Result<bool, String> {
-        let fresh = self.fresh(style, now).is_some();
-        if style == Style::Px4 && !fresh {
+    /// Whether a position-control mode may be engaged at `now` (PX4: only
+    /// with sticks in the last loss time), or why not.
+    pub(crate) fn admits(&self, style: Style, now: u64) -> Result<(), String> {
+        if style == Style::Px4 && self.fresh(style, now).is_none() {
             return Err(
                 "Position mode refused: no manual control input (send MANUAL_CONTROL first)".into(),
             );
         }
+        Ok(())
+    }
+
+    /// A station asks for a position-control mode (`custom`) at `now`:
+    /// whether sticks steer at once (`true`), hold until they come
+    /// (`false`, ArduPilot), or why not (PX4 without sticks).
+    pub(crate) fn engage(&mut self, style: Style, custom: u32, now: u64) -> Result<bool, String> {
+        self.admits(style, now)?;
+        let fresh = self.fresh(style, now).is_some();
         *self = Manual {
             latest: self.latest,
             engaged: Some(custom),

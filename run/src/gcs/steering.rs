@@ -97,7 +97,10 @@ impl Vehicle {
         engine: &mut Engine,
         now: u64,
     ) -> Result<Result<(), String>, String> {
-        let was = self.manual.engaged();
+        // Refused, whatever steers the vehicle now goes on steering it.
+        if let Err(why) = self.manual.admits(self.style, now) {
+            return Ok(Err(why));
+        }
         self.release();
         match self.manual.engage(self.style, custom, now) {
             Ok(true) if engine.actuators().armed == 1 => match self.manual.setpoint(engine, now) {
@@ -112,20 +115,15 @@ impl Vehicle {
                 engine,
                 now,
             ),
-            Err(why) => {
-                if let Some(c) = was {
-                    // Refused: the mode flown before stays.
-                    let _ = self.manual.engage(self.style, c, now);
-                }
-                Ok(Err(why))
-            }
+            Err(why) => Ok(Err(why)),
         }
     }
 
     /// DO_REPOSITION: fly to a place and hold there (PX4 reports it as
     /// AUTO.LOITER, ArduPilot as GUIDED), as a position setpoint; a ground
     /// speed (param 1) sets the cruise speed first; a heading (param 4,
-    /// degrees) is flown, NaN keeps the one flown.
+    /// radians in PX4 style; ArduCopter ignores it) is flown, NaN keeps
+    /// the one flown.
     pub(super) fn reposition(
         &mut self,
         p: [f32; 7],
@@ -158,7 +156,9 @@ impl Vehicle {
         let sp = offboard::Setpoint {
             kind: offboard::Kind::Position,
             vector: at,
-            yaw_rad: p[3].is_finite().then(|| f64::from(p[3]).to_radians()),
+            // PX4 reads the heading in radians (MAVSDK sends radians);
+            // ArduCopter ignores it.
+            yaw_rad: (self.style == Style::Px4 && p[3].is_finite()).then(|| f64::from(p[3])),
             thrust: 0.0,
         };
         let result = self.take(Input::Setpoint(sp), engine, now)?;
@@ -200,7 +200,13 @@ impl Vehicle {
         engine: &mut Engine,
         now: u64,
     ) -> Result<Result<(), String>, String> {
-        match self.offboard.engage(self.style, now) {
+        let engaged = self.offboard.engage(self.style, now);
+        if engaged.is_ok() {
+            // The stream steers now, not the sticks or a reposition.
+            self.manual.disengage();
+            self.repositioned = false;
+        }
+        match engaged {
             Ok(Some(sp)) => self.take(Input::Setpoint(sp), engine, now),
             Ok(None) => self.take(
                 Input::Command {

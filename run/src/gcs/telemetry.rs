@@ -82,7 +82,9 @@ impl Stream {
     pub(crate) fn in_group(self, group: MavDataStream) -> bool {
         use MavDataStream::*;
         match group {
-            MAV_DATA_STREAM_ALL => self != Stream::Heartbeat,
+            // HOME_POSITION keeps its own rate (ArduPilot streams it in
+            // no group).
+            MAV_DATA_STREAM_ALL => !matches!(self, Stream::Heartbeat | Stream::HomePosition),
             MAV_DATA_STREAM_EXTENDED_STATUS => matches!(
                 self,
                 Stream::SysStatus | Stream::GpsRaw | Stream::MissionCurrent

@@ -123,22 +123,8 @@ impl Vehicle {
     /// the failsafes of lost streams, mission progress, health, the
     /// timeline announced, the telemetry due.
     pub(crate) fn tick(&mut self, engine: &mut Engine, now: u64, live: bool) -> Result<(), String> {
-        if live {
-            if self.offboard.lost(self.style, now) {
-                self.offboard.disengage();
-                let input = Input::Command {
-                    command: "hold".into(),
-                };
-                let _ = self.take(input, engine, now)?;
-                self.announce(
-                    MavSeverity::MAV_SEVERITY_WARNING,
-                    "Offboard lost: no setpoint for 1 s, holding",
-                );
-            }
-            if self.manual.lost(self.style, now) {
-                self.sticks_lost(engine, now)?;
-            }
-        }
+        // What the autopilot did by itself first (a failsafe ending what
+        // steered it), then the streams a station stopped.
         let mode = engine.actuators().mode;
         let steered = |m: u32| m == LOCKSTEP_MODE_OFFBOARD || m == LOCKSTEP_MODE_HOLD;
         if self.mode == LOCKSTEP_MODE_OFFBOARD && mode != LOCKSTEP_MODE_OFFBOARD {
@@ -155,6 +141,22 @@ impl Vehicle {
             self.auto_takeoff = false;
         }
         self.mode = mode;
+        if live {
+            if self.offboard.lost(self.style, now) {
+                self.offboard.disengage();
+                let input = Input::Command {
+                    command: "hold".into(),
+                };
+                let _ = self.take(input, engine, now)?;
+                self.announce(
+                    MavSeverity::MAV_SEVERITY_WARNING,
+                    "Offboard lost: no setpoint for 1 s, holding",
+                );
+            }
+            if self.manual.lost(self.style, now) {
+                self.sticks_lost(engine, now)?;
+            }
+        }
         self.progress(engine);
         let health = Health::of(engine);
         for (severity, text) in health.changes(&self.health) {
@@ -310,15 +312,15 @@ impl Vehicle {
                     modes::is_manual(self.style, main, sub)
                 } =>
             {
-                if let Ok(Err(why)) = self.engage_manual(m.custom_mode, engine, now) {
+                if let Err(why) = self.engage_manual(m.custom_mode, engine, now)? {
                     self.status_text(&why);
                 }
             }
             MavMessage::SET_MODE(m) if self.for_us(m.target_system) => {
-                self.release();
                 let (main, sub) = modes::split(self.style, m.custom_mode);
                 match modes::command_for(self.style, main, sub) {
                     Some(cmd) => {
+                        self.release();
                         let input = Input::Command {
                             command: cmd.into(),
                         };
@@ -361,7 +363,7 @@ impl Vehicle {
             }
             other => {
                 let what = format!(
-                    "{} messages (not for this vehicle or of no use)",
+                    "{} messages (of no use to this vehicle)",
                     other.message_name()
                 );
                 self.ignore(&what);
@@ -384,7 +386,10 @@ impl Vehicle {
             self.watch = Some((now + WATCH_US, engine.autopilot().last_error()));
         }
         match &input {
-            Input::Command { command } => self.auto_takeoff = command == "mission_start",
+            // A mission started on the ground takes off as its own.
+            Input::Command { command } => {
+                self.auto_takeoff = command == "mission_start" && telemetry::landed(engine)
+            }
             Input::Takeoff { .. } | Input::Setpoint(_) => self.auto_takeoff = false,
             _ => {}
         }
