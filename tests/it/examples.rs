@@ -47,6 +47,7 @@ fn every_example_scenario_meets_its_expectations() {
             "battery_failsafe.toml",
             "event_driven.toml",
             "gcs.toml",
+            "gcs_fleet.toml",
             "gust.toml",
             "hover.toml",
             "montecarlo.toml",
@@ -65,6 +66,10 @@ fn every_example_scenario_meets_its_expectations() {
         }
         if name == "region64.toml" {
             region64();
+            continue;
+        }
+        if name == "gcs_fleet.toml" {
+            gcs_fleet();
             continue;
         }
         if name == "px4_sitl.toml" || name == "ardupilot_json.toml" {
@@ -123,6 +128,26 @@ fn every_example_scenario_meets_its_expectations() {
             _ => assert_eq!(j["final_state"]["mission_finished"], true, "{name}"),
         }
     }
+}
+
+/// The fleet waiting for ground stations: alone, three vehicles stay on
+/// the ground, 10 m apart (tests/peers/test_gcs_fleet.py serves it).
+fn gcs_fleet() {
+    let path = format!("{SCENARIOS}/gcs_fleet.toml");
+    let r = lockstep(&["fly", path.as_str(), "--json", "--duration", "20"]);
+    assert_eq!(r.code(), 0, "gcs_fleet: {r}");
+    let j: Value = serde_json::from_str(&r.stdout).unwrap();
+    let vehicles = j["vehicles"].as_array().unwrap();
+    let names: Vec<&str> = vehicles
+        .iter()
+        .map(|v| v["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["alpha", "bravo", "charlie"]);
+    for v in vehicles {
+        assert_eq!(v["verdict"]["passed"], true, "{v}");
+        assert_eq!(v["final_state"]["armed"], false, "{v}");
+    }
+    assert_eq!(j["collisions"], 0);
 }
 
 /// The fleet: every lane finishes and lands; lanes 14 and 15 end within

@@ -402,15 +402,34 @@ fn pacing_waits_for_the_wall_clock_and_changes_no_output() {
         ),
         "{bad}"
     );
-    let swarm = examples().join("scenarios/swarm.toml");
-    let fleet = lockstep(&["fly", swarm.to_str().unwrap(), "--realtime"]);
-    assert_eq!(fleet.status.code(), Some(2), "{fleet}");
-    assert!(
-        fleet
-            .stderr
-            .contains("--realtime, --speed and --mavlink are for one vehicle's flight; "),
-        "{fleet}"
-    );
+    // A fleet keeps to the wall clock too, with the same logs.
+    let swarm = examples().join("scenarios/gcs_fleet.toml");
+    let (fleet_fast, fleet_paced) = (dir.join("ff"), dir.join("fp"));
+    let fleet = |out: &Path, extra: &[&str]| {
+        let mut a = vec![
+            "fly",
+            swarm.to_str().unwrap(),
+            "--duration",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        a.extend_from_slice(extra);
+        lockstep(&a)
+    };
+    let f = fleet(&fleet_fast, &[]);
+    assert!(f.status.success(), "{f}");
+    let p = fleet(&fleet_paced, &["--speed", "4"]);
+    assert!(p.status.success(), "{p}");
+    // 2 simulated seconds at 4x: at least 0.5 s of wall time.
+    assert!(p.wall.as_secs_f64() >= 0.5, "{:?}", p.wall);
+    for name in ["alpha.csv", "bravo.csv", "charlie.csv"] {
+        assert_eq!(
+            std::fs::read(fleet_fast.join(name)).unwrap(),
+            std::fs::read(fleet_paced.join(name)).unwrap(),
+            "{name}"
+        );
+    }
 }
 
 /// `--duration -5` reaches the scenario's check (not clap's tip to write
