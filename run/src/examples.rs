@@ -121,6 +121,7 @@ pub const EXAMPLES: &[(&str, &[u8])] = examples![
     "scenarios/battery_failsafe.toml",
     "scenarios/event_driven.toml",
     "scenarios/gcs.toml",
+    "scenarios/gcs_fleet.toml",
     "scenarios/gust.toml",
     "scenarios/hover.toml",
     "scenarios/montecarlo.toml",
