@@ -178,7 +178,9 @@ impl Manual {
         self.steered = true;
         let x = engine.state();
         let here = [x[0], x[1], x[2]];
-        let (from, since) = self.heading.unwrap_or((yaw_of(x), now));
+        let (from, since) = self
+            .heading
+            .unwrap_or((super::offboard::yaw_of(engine), now));
         let dt = now.saturating_sub(since) as f64 * 1e-6;
         let rate = shaped(s.yaw) * YAW_MAX_DEG_S.to_radians();
         let heading = (from + rate * dt).rem_euclid(std::f64::consts::TAU);
@@ -227,11 +229,6 @@ impl Manual {
         self.sent = Some(sp);
         Some(sp)
     }
-}
-
-fn yaw_of(x: &[f64]) -> f64 {
-    let (w, qx, qy, qz) = (x[6], x[7], x[8], x[9]);
-    (2.0 * (w * qz + qx * qy)).atan2(1.0 - 2.0 * (qy * qy + qz * qz))
 }
 
 #[cfg(test)]

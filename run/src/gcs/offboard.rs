@@ -82,7 +82,8 @@ pub(crate) enum Outcome {
     Refused(&'static str),
 }
 
-fn yaw_of(engine: &Engine) -> f64 {
+/// The vehicle's heading now, rad from north.
+pub(crate) fn yaw_of(engine: &Engine) -> f64 {
     let x = engine.state();
     let (w, qx, qy, qz) = (x[6], x[7], x[8], x[9]);
     (2.0 * (w * qz + qx * qy)).atan2(1.0 - 2.0 * (qy * qy + qz * qz))
