@@ -87,6 +87,10 @@ pub struct NetFly {
     pub output: Output,
     pub net: NetArgs,
     pub step_deadline: Option<f64>,
+    /// The fleet served to ground stations (the primary's).
+    pub gcs: Option<lockstep_run::gcs::GcsOptions>,
+    /// Kept to the wall clock (the primary's).
+    pub pace: Option<f64>,
 }
 
 pub fn fly(o: NetFly) -> ExitCode {
@@ -107,6 +111,8 @@ fn primary(o: NetFly) -> ExitCode {
         net: o.net.network(),
         secondaries: o.secondaries.unwrap_or(0),
         step_deadline: o.step_deadline.map(Duration::from_secs_f64),
+        gcs: o.gcs,
+        pace: o.pace,
     };
     let prepared = match distributed::prepare_primary(request) {
         Ok(p) => p,
@@ -139,6 +145,13 @@ fn secondary(o: NetFly) -> ExitCode {
         return crate::refuse(
             verb,
             "--network-secondaries, --out and scenario overrides are the primary's",
+        );
+    }
+    if o.gcs.is_some() || o.pace.is_some() {
+        return crate::refuse(
+            verb,
+            "--mavlink, --mavlink-replay, --realtime and --speed are the primary's (it serves \
+             the fleet and keeps its time)",
         );
     }
     let joined = match distributed::join_secondary(&o.net.network()) {

@@ -70,7 +70,8 @@ pub struct FlyArgs {
     /// sends to one listening there (QGroundControl: udp:127.0.0.1:14550,
     /// MAVSDK: udp:127.0.0.1:14540), `listen:HOST:PORT` waits for one to
     /// send first. Repeatable. A fleet's vehicles are systems 1, 2, ... in
-    /// its order, on the one link. The flight keeps to the wall clock
+    /// its order, on the one link (a distributed run's, on its primary's).
+    /// The flight keeps to the wall clock
     /// (--realtime) unless --speed says otherwise; with --out, the inputs
     /// received are recorded in DIR/mavlink-inputs.jsonl.
     #[arg(long, value_name = "ENDPOINT", value_parser = gcs_endpoint)]
@@ -166,21 +167,6 @@ pub fn command(verb: &'static str, a: FlyArgs) -> ExitCode {
         return refuse("--network-secondaries and --step-deadline are for --network-role primary");
     }
     let output = Output::of(a.json, a.quiet);
-    if let Some(role) = a.network_role {
-        return distributed::fly(distributed::NetFly {
-            verb,
-            role,
-            secondaries: a.network_secondaries,
-            scenario: a.flight.has_scenario().then(|| scenario.clone()),
-            autopilot,
-            overrides,
-            out: a.out,
-            isolation,
-            output,
-            net: a.net,
-            step_deadline: a.step_deadline,
-        });
-    }
     let served = !a.mavlink.is_empty();
     let pace = if a.realtime {
         Some(1.0)
@@ -190,12 +176,6 @@ pub fn command(verb: &'static str, a: FlyArgs) -> ExitCode {
     } else {
         a.speed
     };
-    if (served || a.mavlink_replay.is_some()) && a.network_role.is_some() {
-        return refuse(
-            "--mavlink and --mavlink-replay serve a flight or a fleet on threads of this \
-             process; not a distributed run (its vehicles step on secondaries)",
-        );
-    }
     if a.mavlink_style.is_some() && !served {
         return refuse("--mavlink-style is for --mavlink");
     }
@@ -242,11 +222,22 @@ pub fn command(verb: &'static str, a: FlyArgs) -> ExitCode {
         replay: a.mavlink_replay.clone(),
         key,
     });
-    if pace.is_some() && a.network_role.is_some() {
-        return refuse(
-            "--realtime and --speed pace a flight or a fleet on threads of this process; not a \
-             distributed run",
-        );
+    if let Some(role) = a.network_role {
+        return distributed::fly(distributed::NetFly {
+            verb,
+            role,
+            secondaries: a.network_secondaries,
+            scenario: a.flight.has_scenario().then(|| scenario.clone()),
+            autopilot,
+            overrides,
+            out: a.out,
+            isolation,
+            output,
+            net: a.net,
+            step_deadline: a.step_deadline,
+            gcs,
+            pace,
+        });
     }
     match lockstep_run::fleet::is_fleet(&scenario) {
         Ok(true) => {

@@ -9,6 +9,8 @@
 //!   level changes owner; runs no physics.
 //! - [`secondary`]: steps the vehicles it is given.
 //! - [`link`]: what a transport provides, and an in-process one.
+//! - [`served`]: ground stations served over MAVLink from the primary's
+//!   link, the vehicles' protocols run where they step.
 //! - `zenoh_link` (feature `zenoh`): discovery, liveliness and messages on
 //!   zenoh (sessions opened by `lockstep_remote::net`).
 
@@ -16,6 +18,7 @@ pub mod link;
 pub mod primary;
 pub mod protocol;
 pub mod secondary;
+pub mod served;
 #[cfg(feature = "zenoh")]
 pub mod zenoh_link;
 

@@ -19,12 +19,13 @@ use lockstep_fleet::run::LookaheadStats;
 use lockstep_fleet::run::{log_path, rotor_tip_radius_m};
 use lockstep_fleet::separation::{Closest, Encounter, Separation};
 use lockstep_harness::Micros;
-use lockstep_harness::engine::{LogHandle, PlantRunner, finish_log, open_log, shaped_row};
+use lockstep_harness::engine::{LogHandle, Pace, PlantRunner, finish_log, open_log, shaped_row};
 use lockstep_harness::io::log::LogRow;
 use lockstep_harness::outcome::report::VehicleOutcome;
 
 use crate::link::{Control, LinkError, PrimaryLink};
 use crate::protocol::{Arrival, Collision, Step};
+use crate::served::Router;
 
 /// Why a distributed run stopped before its end.
 #[derive(Debug, thiserror::Error)]
@@ -45,6 +46,8 @@ pub enum PrimaryError {
     Setup { vehicle: String, reason: String },
     #[error("log {path}: {reason}")]
     Log { path: String, reason: String },
+    #[error("the ground stations' link: {0}")]
+    GroundStation(String),
     #[error("interrupted by {} at {}", lockstep_abi::signal_name(*signal), lockstep_abi::at(*time_us))]
     Interrupted { signal: i32, time_us: u64 },
 }
@@ -84,6 +87,9 @@ pub struct Outcome {
     /// Where those rounds' time went.
     pub round_parts: RoundParts,
     pub lookahead: lockstep_fleet::run::LookaheadStats,
+    /// What the ground stations' link ignored (the primary's and each
+    /// secondary's), one line per kind.
+    pub link_notes: Vec<String>,
 }
 
 struct Performer {
@@ -129,6 +135,12 @@ pub struct Primary<L: PrimaryLink> {
     interrupt: Option<Arc<AtomicUsize>>,
     /// Called with a line for the user (pause, resume, pinned vehicles).
     notify: Box<dyn FnMut(&str) + Send>,
+    /// The ground stations' link, when the vehicles are served.
+    router: Option<Box<dyn Router>>,
+    /// What the secondaries' links ignored (from their last acks).
+    link_notes: Vec<String>,
+    /// Kept to the wall clock.
+    pace: Option<Pace>,
 }
 
 impl<L: PrimaryLink> std::fmt::Debug for Primary<L> {
@@ -229,7 +241,25 @@ impl<L: PrimaryLink> Primary<L> {
             round_parts: RoundParts::default(),
             interrupt: None,
             notify: Box::new(|_| {}),
+            router: None,
+            link_notes: Vec::new(),
+            pace: None,
         })
+    }
+
+    /// Serves the vehicles to ground stations through `router` (the
+    /// secondaries were told in their setup): each stays on its first
+    /// secondary, and every sync boundary is a round.
+    pub fn serve(&mut self, router: Box<dyn Router>) {
+        self.router = Some(router);
+        self.lookahead.off =
+            Some("ground stations are served: an input may come at any sync boundary".into());
+    }
+
+    /// Keeps the run to the wall clock: `speed` simulated seconds per
+    /// second, waited for at each sync boundary; the outputs do not change.
+    pub fn pace(&mut self, speed: f64) {
+        self.pace = Some(Pace::new(speed, self.now));
     }
 
     pub fn interrupt_on(&mut self, flag: Arc<AtomicUsize>) {
@@ -267,6 +297,8 @@ impl<L: PrimaryLink> Primary<L> {
                 arrivals: Vec::new(),
                 stop: true,
                 abort: Some(e.to_string()),
+                mavlink: Vec::new(),
+                warnings: Vec::new(),
             });
         }
         let logged = self.finish_logs();
@@ -303,6 +335,14 @@ impl<L: PrimaryLink> Primary<L> {
                 rounds: self.round_times.len() as u64,
                 ..self.lookahead.clone()
             },
+            link_notes: self
+                .router
+                .as_ref()
+                .map(|r| r.notes())
+                .unwrap_or_default()
+                .into_iter()
+                .chain(self.link_notes.iter().cloned())
+                .collect(),
         }
     }
 
@@ -337,6 +377,8 @@ impl<L: PrimaryLink> Primary<L> {
             arrivals: Vec::new(),
             stop: false,
             abort: None,
+            mavlink: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 
@@ -346,10 +388,18 @@ impl<L: PrimaryLink> Primary<L> {
         let mut first = self.step_message(0);
         first.affinity = std::mem::take(&mut self.affinity);
         let acks = self.round(first)?;
+        if self.router.is_some() {
+            for p in &mut self.performers {
+                p.pinned = true;
+            }
+            (self.notify)(
+                "the vehicles are served to ground stations: each stays on its first secondary",
+            );
+        }
         for a in &acks {
             for r in &a.performers {
                 let p = &mut self.performers[r.performer as usize];
-                if !r.can_migrate {
+                if !r.can_migrate && self.router.is_none() {
                     p.pinned = true;
                     if self.lookahead.off.is_none() {
                         self.lookahead.off = Some(format!(
@@ -389,6 +439,9 @@ impl<L: PrimaryLink> Primary<L> {
             step.affinity = std::mem::take(&mut self.affinity);
             self.timed_round(step)?;
             self.boundary(t);
+            if let Some(p) = &mut self.pace {
+                p.wait_for(t);
+            }
         }
         self.iteration += 1;
         let mut stop = self.step_message(self.now.0);

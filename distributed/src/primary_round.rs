@@ -68,9 +68,17 @@ impl<L: PrimaryLink> Primary<L> {
     /// Sends `step` and collects every secondary's ack (in index order),
     /// writing the log rows they carry; `parts` gets where the time went
     /// (when the round got every ack and its rows).
-    fn exchange(&mut self, step: Step, parts: &mut RoundParts) -> Result<Vec<Ack>, PrimaryError> {
+    fn exchange(
+        &mut self,
+        mut step: Step,
+        parts: &mut RoundParts,
+    ) -> Result<Vec<Ack>, PrimaryError> {
         let n = self.link.secondaries();
         let started = Instant::now();
+        if let Some(router) = &mut self.router {
+            (step.mavlink, step.warnings) =
+                router.inbound().map_err(PrimaryError::GroundStation)?;
+        }
         self.link.broadcast(&step)?;
         let sent = Instant::now();
         let deadline = sent + self.options.step_deadline;
@@ -117,6 +125,7 @@ impl<L: PrimaryLink> Primary<L> {
         for a in &acks {
             self.take(a, step.keep)?;
         }
+        self.relay(&acks, step.stop)?;
         let waited = last.0 - sent;
         let work = Duration::from_micros(last.1).min(waited);
         *parts = RoundParts {
@@ -134,6 +143,34 @@ impl<L: PrimaryLink> Primary<L> {
             return Err(PrimaryError::Vehicle(f.message.clone(), f.status));
         }
         Ok(acks)
+    }
+
+    /// The ground stations' side of the acks: what the vehicles sent, to
+    /// the stations; what they applied, to the record (in the secondaries'
+    /// order); on `stop`, what each secondary's link ignored.
+    fn relay(&mut self, acks: &[Ack], stop: bool) -> Result<(), PrimaryError> {
+        let Some(router) = &mut self.router else {
+            return Ok(());
+        };
+        for a in acks {
+            router.outbound(&a.mavlink);
+            router
+                .record(&a.recorded)
+                .map_err(PrimaryError::GroundStation)?;
+            if stop {
+                self.link_notes.extend(a.link_notes.iter().cloned());
+            }
+        }
+        match acks
+            .iter()
+            .find_map(|a| a.link_error.as_ref().map(|e| (a, e)))
+        {
+            Some((a, e)) => Err(PrimaryError::GroundStation(format!(
+                "{}: {e}",
+                self.link.peer_name(a.sender)
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// Positions and log rows from one ack: the rows written, or held

@@ -86,6 +86,10 @@ impl Scripted {
             time_us: step.time_us,
             performers,
             failure: None,
+            mavlink: Vec::new(),
+            recorded: Vec::new(),
+            link_notes: Vec::new(),
+            link_error: None,
             // Secondary k "worked" (k + 1) ms on every step.
             work_us: 1000 * (u64::from(sender) + 1),
             digest: [0; 32],

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// The protocol's version: both sides must speak the same.
-pub const PROTOCOL_VERSION: u32 = 4;
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// A collision found at the last boundary, to act on both vehicles before
 /// they step on.
@@ -30,6 +30,31 @@ pub struct Arrival {
     pub performer: u32,
     pub to: u32,
     pub state: Vec<u8>,
+}
+
+/// A MAVLink frame between the ground stations and a served vehicle,
+/// relayed by the primary (see [`crate::served`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Frame {
+    /// The primary's link it came on, or goes to (none: every link).
+    pub link: Option<u32>,
+    /// Its target system (0: every vehicle); a vehicle's own frames: 0.
+    pub target: u8,
+    pub bytes: Vec<u8>,
+}
+
+/// How a secondary serves its vehicles to ground stations.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Served {
+    /// The MAVLink style (`px4`, `ardupilot`).
+    pub style: String,
+    /// The primary's links (endpoints).
+    pub links: u32,
+    /// Inputs recorded here go back to the primary in each ack.
+    pub record: bool,
+    /// A record to replay (its path, for messages, and its text) instead
+    /// of the frames relayed.
+    pub replay: Option<(String, String)>,
 }
 
 /// What the primary asks of every secondary.
@@ -64,6 +89,11 @@ pub struct Step {
     /// The run is abandoned for this reason (a peer left, a vehicle
     /// failed, the primary was interrupted): end and exit with an error.
     pub abort: Option<String>,
+    /// Frames from the ground stations since the last step (a served run):
+    /// each secondary takes those for its vehicles.
+    pub mavlink: Vec<Frame>,
+    /// Lines every served vehicle announces (a refused signature).
+    pub warnings: Vec<String>,
 }
 
 /// One vehicle in an ack.
@@ -107,6 +137,14 @@ pub struct Ack {
     pub time_us: u64,
     pub performers: Vec<Report>,
     pub failure: Option<Failure>,
+    /// What its served vehicles sent (a served run).
+    pub mavlink: Vec<Frame>,
+    /// The inputs it applied from the ground stations, as record lines.
+    pub recorded: Vec<String>,
+    /// What its link ignored, one line per kind (on stop).
+    pub link_notes: Vec<String>,
+    /// Serving its vehicles failed.
+    pub link_error: Option<String>,
     /// The secondary's own time on the step, µs: from the step received to
     /// this ack built, before its digest (a measure of the machine, for the
     /// report's round parts; never part of the results).
@@ -156,6 +194,8 @@ pub struct Setup {
     pub in_process: bool,
     pub step_timeout_ms: u64,
     pub call_timeout_ms: u64,
+    /// The vehicles are served to ground stations.
+    pub served: Option<Served>,
 }
 
 /// Encodes a message.
@@ -191,6 +231,14 @@ mod tests {
                 outcome: None,
             }],
             failure: None,
+            mavlink: vec![Frame {
+                link: None,
+                target: 0,
+                bytes: vec![0xfd, 9],
+            }],
+            recorded: vec!["{}".into()],
+            link_notes: Vec::new(),
+            link_error: None,
             work_us: 120,
             digest: [0; 32],
         }

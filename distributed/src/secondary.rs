@@ -15,7 +15,8 @@ use lockstep_harness::engine::{Engine, EngineError};
 use lockstep_harness::io::persist::Persist;
 
 use crate::link::{LinkError, SecondaryLink};
-use crate::protocol::{Ack, Failure, Report, Step};
+use crate::protocol::{Ack, Failure, Frame, Report, Step};
+use crate::served::{Relay, Station};
 use lockstep_harness::outcome::class::classify;
 use lockstep_harness::outcome::report::VehicleOutcome;
 
@@ -49,6 +50,16 @@ pub struct Secondary<L: SecondaryLink> {
     pub rounds: u64,
     /// The last step's iteration.
     last: Option<u64>,
+    /// Its vehicles served to ground stations.
+    station: Option<Box<dyn Station>>,
+    /// The sync boundary its vehicles are at, and whether they were served
+    /// there.
+    at: Option<(u64, bool)>,
+    /// Frames and warnings relayed and not yet served (a paused round's).
+    inbox: (Vec<Frame>, Vec<String>),
+    /// What the vehicles did since the last ack.
+    relay: Relay,
+    link_error: Option<String>,
 }
 
 impl<L: SecondaryLink> std::fmt::Debug for Secondary<L> {
@@ -72,7 +83,18 @@ impl<L: SecondaryLink> Secondary<L> {
             positions: BTreeMap::new(),
             rounds: 0,
             last: None,
+            station: None,
+            at: None,
+            inbox: (Vec::new(), Vec::new()),
+            relay: Relay::default(),
+            link_error: None,
         }
+    }
+
+    /// Serves its vehicles to ground stations through `station` (a served
+    /// run's setup says so).
+    pub fn serve(&mut self, station: Box<dyn Station>) {
+        self.station = Some(station);
     }
 
     fn name(&self, p: u32) -> String {
@@ -201,12 +223,21 @@ impl<L: SecondaryLink> Secondary<L> {
             });
         }
         performers.sort_by_key(|r| r.performer);
+        let relay = std::mem::take(&mut self.relay);
+        let link_notes = match &self.station {
+            Some(s) if step.stop => s.notes(),
+            _ => Vec::new(),
+        };
         Ack {
             iteration: step.iteration,
             sender: me,
             time_us: step.time_us,
             performers,
             failure,
+            mavlink: relay.frames,
+            recorded: relay.recorded,
+            link_notes,
+            link_error: self.link_error.take(),
             work_us: received.elapsed().as_micros() as u64,
             digest: [0; 32],
         }
@@ -276,7 +307,9 @@ impl<L: SecondaryLink> Secondary<L> {
             e.restore(&a.state).map_err(|e| (a.performer, e))?;
             self.engines.insert(a.performer, e);
         }
+        self.serve_here(step);
         if !step.paused && !step.stop {
+            self.at = Some((step.time_us, false));
             let last = Micros(step.time_us);
             let period = step.step_us.max(1);
             if step.keep {
@@ -305,5 +338,31 @@ impl<L: SecondaryLink> Secondary<L> {
             }
         }
         Ok(())
+    }
+
+    /// A served run: the frames relayed applied at the boundary the
+    /// vehicles are at, once (after that boundary's collisions, before they
+    /// step on), unless the run is paused.
+    fn serve_here(&mut self, step: &Step) {
+        let Some(station) = &mut self.station else {
+            return;
+        };
+        self.inbox.0.extend(step.mavlink.iter().cloned());
+        self.inbox.1.extend(step.warnings.iter().cloned());
+        let Some((_, served @ false)) = &mut self.at else {
+            return;
+        };
+        if step.paused {
+            return;
+        }
+        *served = true;
+        let (frames, warnings) = std::mem::take(&mut self.inbox);
+        match station.serve(&mut self.engines, &frames, &warnings) {
+            Ok(r) => {
+                self.relay.frames.extend(r.frames);
+                self.relay.recorded.extend(r.recorded);
+            }
+            Err(e) => self.link_error = Some(e),
+        }
     }
 }

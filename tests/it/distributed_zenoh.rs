@@ -39,7 +39,7 @@ fn single_process(out: &Path, duration: &str) -> serde_json::Value {
 }
 
 /// A free loopback port.
-fn port() -> u16 {
+pub(crate) fn port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -47,14 +47,14 @@ fn port() -> u16 {
         .port()
 }
 
-struct Run {
+pub(crate) struct Run {
     session: String,
     endpoint: String,
-    dir: TempDir,
+    pub(crate) dir: TempDir,
 }
 
 impl Run {
-    fn new(name: &str) -> Run {
+    pub(crate) fn new(name: &str) -> Run {
         let dir = TempDir::new(name);
         Run {
             session: format!("{name}-{}", std::process::id()),
@@ -81,9 +81,14 @@ impl Run {
     }
 
     fn primary(&self, n: u32, extra: &[&str]) -> Child {
+        self.primary_of(&swarm(), n, extra)
+    }
+
+    /// A primary of `scenario` with `n` secondaries, its logs in DIR/out.
+    pub(crate) fn primary_of(&self, scenario: &Path, n: u32, extra: &[&str]) -> Child {
         let mut args: Vec<String> = vec![
             "fly".into(),
-            swarm().display().to_string(),
+            scenario.display().to_string(),
             "--autopilot".into(),
             BUNDLED.into(),
             "--isolation".into(),
@@ -101,7 +106,7 @@ impl Run {
         spawn(&args)
     }
 
-    fn secondary(&self) -> Child {
+    pub(crate) fn secondary(&self) -> Child {
         let mut args: Vec<String> = vec!["fly".into(), "--network-role".into(), "secondary".into()];
         args.extend(self.net(false));
         spawn(&args)
@@ -118,7 +123,7 @@ fn spawn(args: &[String]) -> Child {
 }
 
 /// Waits for `c` at most `limit`; its status code and output.
-fn finish(mut c: Child, limit: Duration) -> (Option<i32>, String, String, Duration) {
+pub(crate) fn finish(mut c: Child, limit: Duration) -> (Option<i32>, String, String, Duration) {
     let start = Instant::now();
     loop {
         if c.try_wait().unwrap().is_some() {
@@ -144,7 +149,7 @@ fn finish(mut c: Child, limit: Duration) -> (Option<i32>, String, String, Durati
 }
 
 /// The primary's JSON report, once it has printed it.
-fn report(stdout: &str) -> serde_json::Value {
+pub(crate) fn report(stdout: &str) -> serde_json::Value {
     serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
 }
 

@@ -23,6 +23,7 @@ mod cosim_processes;
 mod cosim_slung_load;
 mod cosim_vehicles;
 mod cosim_wind_fmu;
+mod distributed_gcs;
 mod distributed_local;
 mod distributed_netns;
 mod distributed_zenoh;

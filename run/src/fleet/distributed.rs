@@ -31,6 +31,11 @@ pub struct PrimaryRequest {
     pub secondaries: u32,
     /// The longest a round may take [default: 60 s].
     pub step_deadline: Option<Duration>,
+    /// The fleet served to ground stations over MAVLink from here (or a
+    /// record of their inputs replayed).
+    pub gcs: Option<crate::gcs::GcsOptions>,
+    /// Kept to the wall clock: simulated seconds per second.
+    pub pace: Option<f64>,
 }
 
 /// A primary ready to discover its secondaries.
@@ -69,6 +74,9 @@ pub fn prepare_primary(request: PrimaryRequest) -> Result<PreparedPrimary, RunEr
     }
     let text = lockstep_config::read(&scenario, "scenario")
         .map_err(|e| RunError::configuration(e.to_string()))?;
+    if let Some(g) = &request.gcs {
+        super::check_record(&scenario, &autopilot, request.out.as_deref(), &fs, g)?;
+    }
     Ok(PreparedPrimary {
         request,
         fs,
@@ -172,6 +180,8 @@ mod imp {
     use lockstep_distributed::{Primary, PrimaryError, PrimaryOptions, Secondary};
     use lockstep_harness::outcome::class::{Classified, ErrorClass, Part};
 
+    use crate::gcs::relay::{PrimaryRouter, SecondaryStation};
+
     use std::path::Path;
 
     use super::*;
@@ -221,6 +231,16 @@ mod imp {
                 i.call_timeout.as_millis() as u64,
             ),
         };
+        let (router, served) = match &r.gcs {
+            Some(g) => {
+                let names: Vec<String> = p.fs.vehicles.iter().map(|v| v.name.clone()).collect();
+                let served = PrimaryRouter::setup(g, &names).map_err(RunError::configuration)?;
+                let router =
+                    PrimaryRouter::open(g, p.fs.vehicles.len()).map_err(RunError::configuration)?;
+                (Some(router), Some(served))
+            }
+            None => (None, None),
+        };
         let setup = |index: u32| Setup {
             protocol: PROTOCOL_VERSION,
             index,
@@ -232,6 +252,7 @@ mod imp {
             in_process,
             step_timeout_ms: step_ms,
             call_timeout_ms: call_ms,
+            served: served.clone(),
         };
         let notice = Arc::new(notice);
         let heard = Arc::clone(&notice);
@@ -250,9 +271,19 @@ mod imp {
             primary.interrupt_on(flag);
         }
         primary.on_notice(move |l| notice(l));
+        if let Some(router) = router {
+            primary.serve(Box::new(router));
+        }
+        if let Some(speed) = r.pace {
+            primary.pace(speed);
+        }
         let started = Instant::now();
         let result = primary.run();
         let wall = started.elapsed().as_secs_f64();
+        let link_notes = match &result {
+            Ok(out) => out.link_notes.clone(),
+            Err(_) => Vec::new(),
+        };
         let (run, ending): (FleetRun, Ending) = match result {
             Ok(out) => (
                 FleetRun::Distributed {
@@ -293,6 +324,7 @@ mod imp {
         let out = r.out.as_deref();
         let mut report =
             FleetReport::new(&p.scenario, &p.fs, out, run, primary.now().0, wall, ending);
+        report.link_notes = link_notes;
         report.write_summary(out);
         Ok(report)
     }
@@ -316,8 +348,19 @@ mod imp {
                 ..d
             })
         };
+        let station = match &setup.served {
+            Some(served) => Some(
+                SecondaryStation::new(served, &fs)
+                    .map_err(|e| RunError::configuration(format!("the primary's setup: {e}")))?,
+            ),
+            None => None,
+        };
+        let mut secondary = Secondary::new(link, fs, PathBuf::from(&setup.autopilot), isolation);
+        if let Some(s) = station {
+            secondary.serve(Box::new(s));
+        }
         Ok(JoinedSecondary {
-            secondary: Secondary::new(link, fs, PathBuf::from(&setup.autopilot), isolation),
+            secondary,
             index: setup.index,
             secondaries: setup.secondaries,
             scenario: setup.scenario_path.clone(),

@@ -193,43 +193,13 @@ impl PreparedFleet {
     /// recorded with the vehicle's name (`DIR/mavlink-inputs.jsonl` with
     /// `--out`) and replayed by it.
     pub fn serve(&mut self, options: &crate::gcs::GcsOptions) -> Result<(), RunError> {
-        if let Some(record) = &options.record {
-            // Neither an input (each vehicle's scenario and autopilot, the
-            // replay) nor another output may be the record.
-            let dir = self.request.out.clone();
-            let summary = dir.as_ref().map(|d| d.join("summary.json"));
-            let page = dir.as_ref().map(|d| d.join(crate::view::FLIGHT_PAGE));
-            let plots = dir
-                .as_ref()
-                .map(|d| lockstep_plot::output_files(&d.join(report::FLEET_PLOT)));
-            for v in &self.fs.vehicles {
-                let autopilot = v.autopilot.as_deref().unwrap_or(&self.request.autopilot);
-                let mut inputs = scenario_inputs(&self.request.scenario, autopilot, &v.scenario);
-                if let Some(r) = &options.replay {
-                    inputs.push(("--mavlink-replay", r.as_path()));
-                }
-                let log = dir
-                    .as_ref()
-                    .map(|d| lockstep_fleet::run::log_path(d, &v.name));
-                let sidecar = log.as_deref().map(sidecar_path);
-                let mut outputs: Vec<(&str, &Path)> = Vec::new();
-                for (what, p) in [
-                    ("the summary", summary.as_deref()),
-                    ("the viewer's page", page.as_deref()),
-                    ("the fleet's plot", plots.as_ref().map(|p| p[0].as_path())),
-                    ("the fleet's plot", plots.as_ref().map(|p| p[1].as_path())),
-                    ("a vehicle's log", log.as_deref()),
-                    ("its sidecar", sidecar.as_deref()),
-                ] {
-                    if let Some(p) = p {
-                        outputs.push((what, p));
-                    }
-                }
-                // The record last: checked against the outputs before it.
-                outputs.push(("--mavlink-record", record.as_path()));
-                check_against_inputs(&inputs, &outputs)?;
-            }
-        }
+        check_record(
+            &self.request.scenario,
+            &self.request.autopilot,
+            self.request.out.as_deref(),
+            &self.fs,
+            options,
+        )?;
         let vehicles = self
             .fs
             .vehicles
@@ -293,4 +263,51 @@ impl PreparedFleet {
         report.write_summary(out);
         report
     }
+}
+
+/// Neither an input (each vehicle's scenario and autopilot, the replay)
+/// nor another output of the fleet may be the record of `options`.
+pub(crate) fn check_record(
+    scenario: &Path,
+    autopilot: &Path,
+    out: Option<&Path>,
+    fs: &FleetScenario,
+    options: &crate::gcs::GcsOptions,
+) -> Result<(), RunError> {
+    if let Some(record) = &options.record {
+        let dir = out.map(Path::to_path_buf);
+        let summary = dir.as_ref().map(|d| d.join("summary.json"));
+        let page = dir.as_ref().map(|d| d.join(crate::view::FLIGHT_PAGE));
+        let plots = dir
+            .as_ref()
+            .map(|d| lockstep_plot::output_files(&d.join(report::FLEET_PLOT)));
+        for v in &fs.vehicles {
+            let autopilot = v.autopilot.as_deref().unwrap_or(autopilot);
+            let mut inputs = scenario_inputs(scenario, autopilot, &v.scenario);
+            if let Some(r) = &options.replay {
+                inputs.push(("--mavlink-replay", r.as_path()));
+            }
+            let log = dir
+                .as_ref()
+                .map(|d| lockstep_fleet::run::log_path(d, &v.name));
+            let sidecar = log.as_deref().map(sidecar_path);
+            let mut outputs: Vec<(&str, &Path)> = Vec::new();
+            for (what, p) in [
+                ("the summary", summary.as_deref()),
+                ("the viewer's page", page.as_deref()),
+                ("the fleet's plot", plots.as_ref().map(|p| p[0].as_path())),
+                ("the fleet's plot", plots.as_ref().map(|p| p[1].as_path())),
+                ("a vehicle's log", log.as_deref()),
+                ("its sidecar", sidecar.as_deref()),
+            ] {
+                if let Some(p) = p {
+                    outputs.push((what, p));
+                }
+            }
+            // The record last: checked against the outputs before it.
+            outputs.push(("--mavlink-record", record.as_path()));
+            check_against_inputs(&inputs, &outputs)?;
+        }
+    }
+    Ok(())
 }

@@ -6,7 +6,7 @@
 //! through the same code, so the flight is the live one bit for bit, with
 //! no network and at any speed.
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -145,11 +145,20 @@ struct Line {
 }
 
 /// Writes each input as it applies (flushed at once: a run that stops
-/// keeps what was applied).
+/// keeps what was applied). On a distributed run's secondary the lines are
+/// kept for the primary, which writes them.
 #[derive(Debug)]
 pub struct Recorder {
-    path: PathBuf,
-    file: std::io::BufWriter<std::fs::File>,
+    sink: Sink,
+}
+
+#[derive(Debug)]
+enum Sink {
+    File {
+        path: PathBuf,
+        file: std::io::BufWriter<std::fs::File>,
+    },
+    Lines(Vec<String>),
 }
 
 impl Recorder {
@@ -157,9 +166,26 @@ impl Recorder {
         let file = std::fs::File::create(path)
             .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
         Ok(Recorder {
-            path: path.to_path_buf(),
-            file: std::io::BufWriter::new(file),
+            sink: Sink::File {
+                path: path.to_path_buf(),
+                file: std::io::BufWriter::new(file),
+            },
         })
+    }
+
+    /// A record kept in memory (see [`Recorder::take_lines`]).
+    pub(crate) fn in_memory() -> Recorder {
+        Recorder {
+            sink: Sink::Lines(Vec::new()),
+        }
+    }
+
+    /// The lines kept since the last call (a record in memory).
+    pub(crate) fn take_lines(&mut self) -> Vec<String> {
+        match &mut self.sink {
+            Sink::Lines(l) => std::mem::take(l),
+            Sink::File { .. } => Vec::new(),
+        }
     }
 
     fn write(&mut self, time_us: u64, vehicle: Option<&str>, input: &Input) -> Result<(), String> {
@@ -169,9 +195,20 @@ impl Recorder {
             input: input.clone(),
         };
         let text = serde_json::to_string(&line).map_err(|e| e.to_string())?;
-        writeln!(self.file, "{text}")
-            .and_then(|()| self.file.flush())
-            .map_err(|e| format!("writing {}: {e}", self.path.display()))
+        self.write_line(text)
+    }
+
+    /// One line as it is (a line a secondary recorded).
+    pub(crate) fn write_line(&mut self, text: String) -> Result<(), String> {
+        match &mut self.sink {
+            Sink::File { path, file } => writeln!(file, "{text}")
+                .and_then(|()| file.flush())
+                .map_err(|e| format!("writing {}: {e}", path.display())),
+            Sink::Lines(l) => {
+                l.push(text);
+                Ok(())
+            }
+        }
     }
 }
 
@@ -208,16 +245,20 @@ impl Replay {
     /// The record at `path`, for a fleet's `names` (empty: one flight,
     /// whose lines name no vehicle).
     pub fn load(path: &Path, names: &[String]) -> Result<Replay, String> {
-        let file = std::fs::File::open(path)
+        let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        Replay::parse(&text, path, names)
+    }
+
+    /// A record's `text`, read from `path` (for messages).
+    pub fn parse(text: &str, path: &Path, names: &[String]) -> Result<Replay, String> {
         let mut inputs = std::collections::VecDeque::new();
         let mut last = 0;
-        for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
-            let line = line.map_err(|e| format!("reading {}: {e}", path.display()))?;
+        for (i, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
             }
-            let l: Line = serde_json::from_str(&line)
+            let l: Line = serde_json::from_str(line)
                 .map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
             if l.time_us < last {
                 return Err(format!(

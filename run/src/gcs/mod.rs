@@ -29,6 +29,7 @@ mod net;
 mod offboard;
 mod params;
 mod rates;
+pub mod relay;
 pub mod signing;
 mod steering;
 mod telemetry;
@@ -98,6 +99,13 @@ pub struct Gcs {
     /// name); empty for one flight.
     names: Vec<String>,
     replay: Option<Replay>,
+    /// Where the inputs applied are recorded.
+    recorder: Option<Arc<Mutex<Recorder>>>,
+    /// A distributed run's secondary: the link is the primary's.
+    relayed: bool,
+    /// Warnings the primary relayed, for the vehicles here at the next
+    /// boundary.
+    warnings: Vec<String>,
 }
 
 impl Gcs {
@@ -138,11 +146,25 @@ impl Gcs {
         } else {
             &options.endpoints
         };
-        let net: Shared = Arc::new(Mutex::new(Net::open(endpoints, options.key)?));
+        let net = Net::open(endpoints, options.key)?;
         let recorder = match &options.record {
-            Some(p) if replay.is_none() => Some(Arc::new(Mutex::new(Recorder::create(p)?))),
+            Some(p) if replay.is_none() => Some(Recorder::create(p)?),
             _ => None,
         };
+        Ok(Gcs::on(net, options.style, names, params, recorder, replay))
+    }
+
+    /// The vehicles of `names` on `net`, systems 1, 2, ... in that order.
+    fn on(
+        net: Net,
+        style: Style,
+        names: Vec<String>,
+        params: Vec<Vec<String>>,
+        recorder: Option<Recorder>,
+        replay: Option<Replay>,
+    ) -> Gcs {
+        let net: Shared = Arc::new(Mutex::new(net));
+        let recorder = recorder.map(|r| Arc::new(Mutex::new(r)));
         let vehicles = params
             .into_iter()
             .enumerate()
@@ -152,15 +174,18 @@ impl Gcs {
                     .map(|r| Recording::new(r, names.get(k).cloned()));
                 // k < MAX_VEHICLES: ids 1 to 250.
                 let system = u8::try_from(k + 1).unwrap_or(u8::MAX);
-                Vehicle::new(Arc::clone(&net), system, options.style, params, recording)
+                Vehicle::new(Arc::clone(&net), system, style, params, recording)
             })
             .collect();
-        Ok(Gcs {
+        Gcs {
             net,
             vehicles,
             names,
             replay,
-        })
+            recorder,
+            relayed: false,
+            warnings: Vec::new(),
+        }
     }
 
     /// What was ignored (messages for no vehicle or of no use, frames that
@@ -192,17 +217,33 @@ impl Gcs {
     /// are recorded for it) applied, their answers sent, mission progress
     /// and the telemetry due, for each vehicle.
     pub fn serve(&mut self, engines: &mut [Engine]) -> Result<(), String> {
-        let Some(now) = engines.first().map(|e| e.now().0) else {
+        let mut here: Vec<Option<&mut Engine>> = engines.iter_mut().map(Some).collect();
+        self.serve_here(&mut here)
+    }
+
+    /// [`Gcs::serve`] for the vehicles whose engines are here, by index
+    /// (a distributed run's secondary steps some of the fleet's).
+    fn serve_here(&mut self, engines: &mut [Option<&mut Engine>]) -> Result<(), String> {
+        let Some(now) = engines.iter().flatten().next().map(|e| e.now().0) else {
             return Ok(());
         };
         for (v, e) in self.vehicles.iter_mut().zip(engines.iter()) {
-            v.arrive(e);
+            if let Some(e) = e {
+                v.arrive(e);
+            }
+        }
+        for text in std::mem::take(&mut self.warnings) {
+            for (v, e) in self.vehicles.iter_mut().zip(engines.iter()) {
+                if e.is_some() {
+                    v.warn(&text);
+                }
+            }
         }
         let live = self.replay.is_none();
         if let Some(replay) = &mut self.replay {
             for (k, input) in replay.due(now) {
                 // A refusal was answered live; the flight goes on the same.
-                if let Some(e) = engines.get_mut(k) {
+                if let Some(Some(e)) = engines.get_mut(k) {
                     let _ = input.apply(e);
                 }
             }
@@ -213,7 +254,9 @@ impl Gcs {
             }
         }
         for (v, e) in self.vehicles.iter_mut().zip(engines.iter_mut()) {
-            v.tick(e, now, live)?;
+            if let Some(e) = e {
+                v.tick(e, now, live)?;
+            }
         }
         Ok(())
     }
@@ -222,54 +265,48 @@ impl Gcs {
     /// [`MAX_DATAGRAMS_PER_BOUNDARY`]: a flood cannot stall the flight; the
     /// rest wait for the next boundary), each message to the vehicles it
     /// is addressed to (its target system; 0 or none: every vehicle).
-    fn receive(&mut self, link: usize, engines: &mut [Engine], now: u64) -> Result<(), String> {
+    fn receive(
+        &mut self,
+        link: usize,
+        engines: &mut [Option<&mut Engine>],
+        now: u64,
+    ) -> Result<(), String> {
         for _ in 0..MAX_DATAGRAMS_PER_BOUNDARY {
-            let Some((datagram, from)) = self.net().poll(link)? else {
+            let Some(datagram) = self.net().datagram(link)? else {
                 return Ok(());
             };
-            let mut reader = mavlink::MavlinkReader::new(&datagram[..]);
-            let mut frames = 0;
-            while let Ok(raw) = reader.read_any_raw_message::<MavMessage>() {
-                frames += 1;
-                if !self.net().accepts(&raw) {
-                    let what = "MAVLink messages refused: not signed with the link's key, or \
-                                an old signature timestamp";
-                    if self.net().ignore(what) {
-                        for v in &mut self.vehicles {
-                            v.warn("Refused messages not signed with the key");
-                        }
-                    }
-                    continue;
+            if datagram.first_refusal {
+                for v in &mut self.vehicles {
+                    v.warn(REFUSED_WARNING);
                 }
-                let sender = (raw.system_id() as u8, raw.component_id());
-                let Ok(msg) = MavMessage::parse(raw.version(), raw.message_id(), raw.payload())
-                else {
-                    self.net()
-                        .ignore("MAVLink messages that did not parse (ignored)");
-                    continue;
-                };
-                self.net().heard(link, from);
-                let target = msg.target_system_id().unwrap_or(0);
+            }
+            for r in datagram.messages {
+                let target = r.msg.target_system_id().unwrap_or(0);
                 let mut taken = false;
                 for (v, e) in self.vehicles.iter_mut().zip(engines.iter_mut()) {
-                    if v.for_us(target) {
-                        v.handle(link, sender, &msg, e, now)?;
+                    if let Some(e) = e
+                        && v.for_us(target)
+                    {
+                        v.handle(link, r.sender, &r.msg, e, now)?;
                         taken = true;
                     }
                 }
-                if !taken {
+                // A secondary hears every broadcast, with or without
+                // vehicles; the primary counts what is for no one.
+                let for_elsewhere = self.relayed && target == 0;
+                if !taken && !for_elsewhere {
                     let what = format!(
                         "{} messages for system {target}, which is not served (ignored)",
-                        msg.message_name()
+                        r.msg.message_name()
                     );
                     self.net().ignore(&what);
                 }
-            }
-            if frames == 0 {
-                self.net()
-                    .ignore("datagrams with no valid MAVLink frame (ignored)");
             }
         }
         Ok(())
     }
 }
+
+/// What each vehicle tells the stations when the key first refuses a
+/// message.
+const REFUSED_WARNING: &str = "Refused messages not signed with the key";

@@ -20,6 +20,14 @@ impl Style {
             _ => None,
         }
     }
+
+    /// Its name, as [`Style::from_name`] reads it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Style::Px4 => "px4",
+            Style::ArduPilot => "ardupilot",
+        }
+    }
 }
 
 const PX4_POSCTL: u32 = 3;

@@ -51,6 +51,8 @@ fn a_distributed_fleet_is_refused_in_every_role() {
         net: Network::default(),
         secondaries: 1,
         step_deadline: None,
+        gcs: None,
+        pace: None,
     });
     refused_input(primary.unwrap_err(), NO_NETWORK);
     refused_input(join_secondary(&Network::default()).unwrap_err(), NO_NETWORK);
