@@ -223,6 +223,21 @@ pub fn command(verb: &'static str, a: FlyArgs) -> ExitCode {
         key,
     });
     if let Some(role) = a.network_role {
+        let single = [
+            ("--log", a.log.is_some()),
+            ("--record", a.record.is_some()),
+            ("--plot", a.plot.is_some()),
+            ("--ulog", a.ulog.is_some()),
+            ("--spec", a.flight.has_spec()),
+            ("--mission", a.flight.has_mission()),
+            ("--threads", a.threads.is_some()),
+        ];
+        if let Some((flag, _)) = single.iter().find(|(_, given)| *given) {
+            return refuse(&format!(
+                "{flag} is not for a distributed run: its vehicles' logs are the primary's \
+                 (--out DIR), their specs and missions the fleet scenario's"
+            ));
+        }
         return distributed::fly(distributed::NetFly {
             verb,
             role,

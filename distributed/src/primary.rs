@@ -271,6 +271,18 @@ impl<L: PrimaryLink> Primary<L> {
         self.notify = Box::new(f);
     }
 
+    /// What the ground stations' link ignored so far (the primary's, and
+    /// the secondaries' from a stop): also after a run that failed.
+    pub fn link_notes(&self) -> Vec<String> {
+        self.router
+            .as_ref()
+            .map(|r| r.notes())
+            .unwrap_or_default()
+            .into_iter()
+            .chain(self.link_notes.iter().cloned())
+            .collect()
+    }
+
     /// The last sync boundary processed.
     pub fn now(&self) -> Micros {
         self.now
@@ -335,14 +347,7 @@ impl<L: PrimaryLink> Primary<L> {
                 rounds: self.round_times.len() as u64,
                 ..self.lookahead.clone()
             },
-            link_notes: self
-                .router
-                .as_ref()
-                .map(|r| r.notes())
-                .unwrap_or_default()
-                .into_iter()
-                .chain(self.link_notes.iter().cloned())
-                .collect(),
+            link_notes: self.link_notes(),
         }
     }
 
@@ -389,12 +394,25 @@ impl<L: PrimaryLink> Primary<L> {
         first.affinity = std::mem::take(&mut self.affinity);
         let acks = self.round(first)?;
         if self.router.is_some() {
+            let mut places: Vec<(u32, Vec<&str>)> = Vec::new();
             for p in &mut self.performers {
                 p.pinned = true;
+                match places.iter_mut().find(|(o, _)| *o == p.owner) {
+                    Some((_, names)) => names.push(&p.name),
+                    None => places.push((p.owner, vec![&p.name])),
+                }
             }
-            (self.notify)(
-                "the vehicles are served to ground stations: each stays on its first secondary",
+            places.sort_by_key(|(o, _)| *o);
+            let places: Vec<String> = places
+                .iter()
+                .map(|(o, names)| format!("{} on {}", names.join(", "), self.link.peer_name(*o)))
+                .collect();
+            let line = format!(
+                "the vehicles are served to ground stations: each stays on its first secondary \
+                 ({})",
+                places.join("; ")
             );
+            (self.notify)(&line);
         }
         for a in &acks {
             for r in &a.performers {

@@ -125,7 +125,7 @@ impl<L: PrimaryLink> Primary<L> {
         for a in &acks {
             self.take(a, step.keep)?;
         }
-        self.relay(&acks, step.stop)?;
+        let relayed = self.relay(&acks, step.stop);
         let waited = last.0 - sent;
         let work = Duration::from_micros(last.1).min(waited);
         *parts = RoundParts {
@@ -142,6 +142,7 @@ impl<L: PrimaryLink> Primary<L> {
         if let Some(f) = failure {
             return Err(PrimaryError::Vehicle(f.message.clone(), f.status));
         }
+        relayed?;
         Ok(acks)
     }
 
@@ -152,25 +153,27 @@ impl<L: PrimaryLink> Primary<L> {
         let Some(router) = &mut self.router else {
             return Ok(());
         };
+        // Every ack's frames and lines first: an error loses none of them.
+        let mut recorded = Ok(());
         for a in acks {
             router.outbound(&a.mavlink);
-            router
-                .record(&a.recorded)
-                .map_err(PrimaryError::GroundStation)?;
+            if recorded.is_ok() {
+                recorded = router.record(&a.recorded);
+            }
             if stop {
                 self.link_notes.extend(a.link_notes.iter().cloned());
             }
         }
-        match acks
+        if let Some((a, e)) = acks
             .iter()
             .find_map(|a| a.link_error.as_ref().map(|e| (a, e)))
         {
-            Some((a, e)) => Err(PrimaryError::GroundStation(format!(
+            return Err(PrimaryError::GroundStation(format!(
                 "{}: {e}",
                 self.link.peer_name(a.sender)
-            ))),
-            None => Ok(()),
+            )));
         }
+        recorded.map_err(PrimaryError::GroundStation)
     }
 
     /// Positions and log rows from one ack: the rows written, or held

@@ -308,7 +308,9 @@ impl<L: SecondaryLink> Secondary<L> {
             self.engines.insert(a.performer, e);
         }
         self.serve_here(step);
-        if !step.paused && !step.stop {
+        // Its link failed: the vehicles stay at this boundary (the primary
+        // ends the run here, as a run in one process does).
+        if !step.paused && !step.stop && self.link_error.is_none() {
             self.at = Some((step.time_us, false));
             let last = Micros(step.time_us);
             let period = step.step_us.max(1);

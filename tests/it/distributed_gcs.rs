@@ -120,10 +120,12 @@ fn distributed(run: &Run, extra: &[&str], station: impl FnOnce()) -> serde_json:
     }
     assert_eq!(code, Some(0), "{stderr}");
     let j = report(&stdout);
+    // Bravo steps on the second secondary, alpha and charlie on the first.
     assert!(
         stderr.contains(
-            "the vehicles are served to ground stations: each stays on its first secondary"
-        ),
+            "the vehicles are served to ground stations: each stays on its first secondary \
+             (alpha, charlie on secondary 0"
+        ) && stderr.contains("; bravo on secondary 1"),
         "{stderr}"
     );
     j
@@ -284,6 +286,26 @@ fn a_distributed_fleet_is_served_from_the_primary_and_replays_byte_for_byte() {
     assert!(
         flown == logs(&again.dir.join("out")),
         "the distributed replay differs"
+    );
+}
+
+#[test]
+fn a_distributed_run_refuses_one_flights_outputs() {
+    let r = lockstep(&[
+        "fly",
+        fleet().to_str().unwrap(),
+        "--network-role",
+        "primary",
+        "--network-secondaries",
+        "1",
+        "--ulog",
+        "x.ulg",
+    ]);
+    assert_eq!(r.code(), 2);
+    assert_eq!(
+        r.stderr.trim(),
+        "lockstep fly: --ulog is not for a distributed run: its vehicles' logs are the \
+         primary's (--out DIR), their specs and missions the fleet scenario's"
     );
 }
 

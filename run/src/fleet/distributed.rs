@@ -280,10 +280,9 @@ mod imp {
         let started = Instant::now();
         let result = primary.run();
         let wall = started.elapsed().as_secs_f64();
-        let link_notes = match &result {
-            Ok(out) => out.link_notes.clone(),
-            Err(_) => Vec::new(),
-        };
+        // Also when the run failed or was interrupted (a served run
+        // usually ends with Ctrl-C): what the link ignored is reported.
+        let link_notes = primary.link_notes();
         let (run, ending): (FleetRun, Ending) = match result {
             Ok(out) => (
                 FleetRun::Distributed {

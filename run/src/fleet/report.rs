@@ -35,7 +35,8 @@ pub struct Rounds {
     pub rounds: u64,
     pub migrations: u64,
     pub refused_acks: u64,
-    /// Vehicles whose autopilot cannot move, kept where they started.
+    /// Vehicles kept where they started: their autopilot cannot move, or
+    /// they are served to ground stations.
     pub pinned: Vec<String>,
     /// Wall time of a time-advancing round, µs.
     pub round_latency_us: Percentiles,

@@ -271,7 +271,14 @@ impl Gcs {
         engines: &mut [Option<&mut Engine>],
         now: u64,
     ) -> Result<(), String> {
-        for _ in 0..MAX_DATAGRAMS_PER_BOUNDARY {
+        // A relayed link holds what the primary read for this boundary
+        // (it kept to the limit): all of it is read.
+        let most = if self.relayed {
+            usize::MAX
+        } else {
+            MAX_DATAGRAMS_PER_BOUNDARY
+        };
+        for _ in 0..most {
             let Some(datagram) = self.net().datagram(link)? else {
                 return Ok(());
             };

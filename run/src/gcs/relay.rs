@@ -18,6 +18,9 @@ use super::net::Net;
 use super::{Gcs, Style};
 use super::{GcsOptions, MAX_DATAGRAMS_PER_BOUNDARY, MAX_VEHICLES, REFUSED_WARNING};
 
+/// The most endpoints a distributed run's primary serves on.
+pub const MAX_LINKS: usize = 64;
+
 /// The primary's end: the ground stations' link and the record.
 #[derive(Debug)]
 pub struct PrimaryRouter {
@@ -38,6 +41,12 @@ impl PrimaryRouter {
         }
         let replay = options.replay.is_some();
         let endpoints = if replay { &[][..] } else { &options.endpoints };
+        if endpoints.len() > MAX_LINKS {
+            return Err(format!(
+                "a distributed run serves at most {MAX_LINKS} --mavlink endpoints; {} given",
+                endpoints.len()
+            ));
+        }
         let recorder = match &options.record {
             Some(p) if !replay => Some(Recorder::create(p)?),
             _ => None,
@@ -151,6 +160,11 @@ impl SecondaryStation {
         };
         let recorder = (served.record && replay.is_none()).then(Recorder::in_memory);
         let links = served.links as usize;
+        if links > MAX_LINKS {
+            return Err(format!(
+                "the primary has {links} MAVLink endpoints; at most {MAX_LINKS}"
+            ));
+        }
         let mut gcs = Gcs::on(Net::relayed(links), style, names, params, recorder, replay);
         gcs.relayed = true;
         Ok(SecondaryStation { gcs })
@@ -164,6 +178,10 @@ impl Station for SecondaryStation {
         frames: &[Frame],
         warnings: &[String],
     ) -> Result<Relay, String> {
+        if engines.is_empty() {
+            // No vehicle here: nothing to hand the frames to, nor to keep.
+            return Ok(Relay::default());
+        }
         {
             let mut net = self.gcs.net();
             for f in frames {
