@@ -31,6 +31,7 @@ mod distributed;
 mod fleet;
 mod flight;
 mod fly;
+mod ident;
 mod montecarlo;
 mod orchestrate;
 mod replay;
@@ -239,6 +240,16 @@ enum Command {
     /// Replay a recording: drive the plant from it (no autopilot, no
     /// randomness) and print the final state.
     Replay(replay::ReplayArgs),
+    /// Replay a PX4 ULog's motor commands through the plant, open loop
+    /// from the logged state over 0.2, 0.5 and 1 s: the prediction error of
+    /// body rates, attitude, acceleration and velocity, against constant
+    /// rates and the last acceleration held.
+    Predict(ident::PredictArgs),
+    /// Fit an airframe to a PX4 ULog (least squares on the open-loop
+    /// replay's residuals): thrust and torque coefficients, inertia, the
+    /// motor time constant, linear drag, each with its 95 % interval; what
+    /// the log cannot identify keeps the base spec's value.
+    Fit(ident::FitArgs),
 }
 
 /// A finite, positive number of seconds of at most a day.
@@ -380,6 +391,8 @@ fn main() -> ExitCode {
             }
         }
         Command::Replay(a) => replay::command(a),
+        Command::Predict(a) => ident::predict(a),
+        Command::Fit(a) => ident::fit(a),
     }
 }
 

@@ -124,6 +124,7 @@ pub const EXAMPLES: &[(&str, &[u8])] = examples![
     "scenarios/gcs_fleet.toml",
     "scenarios/gust.toml",
     "scenarios/hover.toml",
+    "scenarios/identify.toml",
     "scenarios/montecarlo.toml",
     "scenarios/motor_failure.toml",
     "scenarios/px4_sitl.toml",

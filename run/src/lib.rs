@@ -34,6 +34,7 @@ pub mod fleet;
 pub mod flight;
 pub mod gcs;
 pub mod hosts;
+pub mod ident;
 pub mod net;
 pub mod orchestrate;
 pub mod outputs;

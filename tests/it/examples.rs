@@ -50,6 +50,7 @@ fn every_example_scenario_meets_its_expectations() {
             "gcs_fleet.toml",
             "gust.toml",
             "hover.toml",
+            "identify.toml",
             "montecarlo.toml",
             "motor_failure.toml",
             "px4_sitl.toml",

@@ -29,6 +29,7 @@ mod distributed_netns;
 mod distributed_zenoh;
 mod engine_runs;
 mod examples;
+mod fit_refusals;
 mod fleet;
 mod fleet_lookahead;
 mod fleet_migration;
