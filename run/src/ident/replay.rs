@@ -185,14 +185,15 @@ pub fn fly(
 
 /// The packs' state from the logged battery: the charge remaining, and
 /// the R1 C1 voltage that makes the model's terminal voltage the logged
-/// one at the logged current (the packs in parallel share it evenly).
+/// one at the logged current. `battery_status` is one pack's (PX4 logs an
+/// instance per pack, lockstep the first pack's): every pack is set from
+/// it.
 /// Without a logged voltage the packs start at their spec's charge.
 fn set_battery(plant: &Multirotor, logged: Option<&[f64]>, x: &mut [f64]) {
     let Some(b) = logged else {
         return;
     };
     let layout = plant.layout;
-    let n = plant.batteries.len().max(1) as f64;
     for (j, pack) in plant.batteries.iter().enumerate() {
         if let Some(&soc) = b.get(1).filter(|s| s.is_finite()) {
             x[layout.soc(j)] = soc.clamp(0.0, 1.0);
@@ -207,7 +208,7 @@ fn set_battery(plant: &Multirotor, logged: Option<&[f64]>, x: &mut [f64]) {
             let emf0 = pack.emf(x[layout.soc(j)], 0.0);
             // A voltage the pack cannot give is a logging fault: the RC
             // voltage stays within a few volts.
-            x[layout.v1(j)] = (emf0 - v - pack.r0() * i / n).clamp(-1.0, 3.0);
+            x[layout.v1(j)] = (emf0 - v - pack.r0() * i).clamp(-1.0, 3.0);
         }
     }
 }
