@@ -222,17 +222,23 @@ pub fn command(verb: &'static str, a: FlyArgs) -> ExitCode {
         replay: a.mavlink_replay.clone(),
         key,
     });
+    // The options of one vehicle's flight: a fleet's (and a distributed
+    // run's) vehicles take theirs from the scenario and --out.
+    let single = [
+        ("--log", a.log.is_some()),
+        ("--record", a.record.is_some()),
+        ("--plot", a.plot.is_some()),
+        ("--ulog", a.ulog.is_some()),
+        ("--spec", a.flight.has_spec()),
+        ("--mission", a.flight.has_mission()),
+    ];
+    let one_vehicle = single
+        .iter()
+        .find(|(_, given)| *given)
+        .map(|(flag, _)| *flag);
     if let Some(role) = a.network_role {
-        let single = [
-            ("--log", a.log.is_some()),
-            ("--record", a.record.is_some()),
-            ("--plot", a.plot.is_some()),
-            ("--ulog", a.ulog.is_some()),
-            ("--spec", a.flight.has_spec()),
-            ("--mission", a.flight.has_mission()),
-            ("--threads", a.threads.is_some()),
-        ];
-        if let Some((flag, _)) = single.iter().find(|(_, given)| *given) {
+        let threads = a.threads.is_some().then_some("--threads");
+        if let Some(flag) = one_vehicle.or(threads) {
             return refuse(&format!(
                 "{flag} is not for a distributed run: its vehicles' logs are the primary's \
                  (--out DIR), their specs and missions the fleet scenario's"
@@ -256,15 +262,7 @@ pub fn command(verb: &'static str, a: FlyArgs) -> ExitCode {
     }
     match lockstep_run::fleet::is_fleet(&scenario) {
         Ok(true) => {
-            let single = [
-                ("--log", a.log.is_some()),
-                ("--record", a.record.is_some()),
-                ("--plot", a.plot.is_some()),
-                ("--ulog", a.ulog.is_some()),
-                ("--spec", a.flight.has_spec()),
-                ("--mission", a.flight.has_mission()),
-            ];
-            if let Some((flag, _)) = single.iter().find(|(_, given)| *given) {
+            if let Some(flag) = one_vehicle {
                 return refuse(&format!(
                     "{flag} is for a scenario of one vehicle; {} is a fleet ([[vehicles]]): \
                      give --out DIR for every vehicle's log",
