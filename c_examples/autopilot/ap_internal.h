@@ -125,6 +125,7 @@ struct lockstep_autopilot {
   int rtl_phase;
   uint64_t land_since_us;
   int land_candidate;
+  int took_off; /* off the ground (the landed flag clear) since arming or leaving LANDED */
   uint64_t landed_since_us;
   float vel_int[3], vel_prev[3], vel_d[3];
   float rate_int[3], rates_prev[3];

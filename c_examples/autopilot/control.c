@@ -72,8 +72,10 @@ static void position_velocity(ap_t *ap, float dt, float thrust_vec[3]) {
     ap->vel_prev[i] = ap->vel[i];
   }
   /* Touching down: hold the attitude level rather than chase horizontal
-   * errors with the little thrust left. */
-  int descending = ap->mode == LOCKSTEP_MODE_LAND || (ap->mode == LOCKSTEP_MODE_RTL && ap->rtl_phase == AP_RTL_DESCEND);
+   * errors with the little thrust left (a horizontal integrator wound up
+   * against the legs' friction tips the vehicle over when it lifts). */
+  int descending = ap->mode == LOCKSTEP_MODE_LAND || (ap->mode == LOCKSTEP_MODE_RTL && ap->rtl_phase == AP_RTL_DESCEND) ||
+                   ((ap->mode == LOCKSTEP_MODE_HOLD || ap->mode == LOCKSTEP_MODE_OFFBOARD) && ap->took_off);
   if (descending && (ap->land_candidate || ap->landed_flag)) {
     acc[0] = acc[1] = 0.0f;
     ap->vel_int[0] = ap->vel_int[1] = 0.0f;

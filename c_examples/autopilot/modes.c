@@ -2,7 +2,9 @@
  *   DISARMED -arm-> IDLE -takeoff/mission start-> TAKEOFF -> MISSION
  *   -> LAND -> LANDED -(COM_DISARM_LAND s)-> DISARMED;
  *   HOLD, RTL and LAND on command from any flying mode; OFFBOARD on a
- *   setpoint from IDLE or any flying mode; battery failsafe. */
+ *   setpoint from IDLE, any flying mode, or LANDED when it climbs; HOLD
+ *   and OFFBOARD set down on the ground are LANDED too; battery
+ *   failsafe. */
 #include <math.h>
 #include <string.h>
 
@@ -41,6 +43,7 @@ static void target_here(ap_t *ap) {
 
 static void enter_hold(ap_t *ap) {
   target_here(ap);
+  ap->land_candidate = 0;
   ap->mode = LOCKSTEP_MODE_HOLD;
 }
 
@@ -236,11 +239,25 @@ static void arm(ap_t *ap) {
   memcpy(ap->home, ap->pos, sizeof(ap->home));
   target_here(ap);
   ap_control_reset(ap);
+  ap->took_off = 0;
   ap->mode = LOCKSTEP_MODE_IDLE;
 }
 
-/* A setpoint command: OFFBOARD flies it (from IDLE, a takeoff under the
- * setpoint's control, or from any flying mode). */
+/* Whether a setpoint lifts a landed vehicle: a position more than
+ * NAV_ACC_ALT above it, a climb faster than the land detector's still
+ * (0.2 m/s), or rates with more collective than its low thrust (half the
+ * weight). Any other keeps it on the ground, as it asks. */
+static int setpoint_climbs(const ap_t *ap, const lockstep_commands *cmd, int pos, int vel) {
+  const float *v = cmd->setpoint;
+  if (pos) return v[2] < ap->pos[2] - ap->p.acc_alt;
+  if (vel) return v[2] < -0.2f;
+  float total_max = 0.0f;
+  for (uint32_t i = 0; i < ap->mixer.n; i++) total_max += ap->mixer.tmax[i] * ap->mixer.B[3][i];
+  return cmd->setpoint_thrust * total_max > 0.5f * ap->cfg.mass_kg * ap->cfg.gravity_mps2;
+}
+
+/* A setpoint command: OFFBOARD flies it (from IDLE or LANDED, a takeoff
+ * under the setpoint's control, or from any flying mode). */
 static void offboard(ap_t *ap, const lockstep_commands *cmd) {
   uint32_t m = cmd->setpoint_mask;
   int pos = (m & LOCKSTEP_SETPOINT_POSITION) != 0, vel = (m & LOCKSTEP_SETPOINT_VELOCITY) != 0;
@@ -258,14 +275,21 @@ static void offboard(ap_t *ap, const lockstep_commands *cmd) {
     return;
   }
   if (ap->mode != LOCKSTEP_MODE_OFFBOARD) {
-    if (!(ap_mode_flying(ap->mode) || ap->mode == LOCKSTEP_MODE_IDLE)) {
+    /* Landed: a setpoint that keeps it down is what it does already (a
+     * ground station streams the last one until told otherwise). */
+    if (ap->mode == LOCKSTEP_MODE_LANDED && !setpoint_climbs(ap, cmd, pos, vel)) return;
+    if (!(ap_mode_flying(ap->mode) || on_ground(ap))) {
       ap_set_error(ap, "setpoint refused in mode %u", (unsigned)ap->mode);
       return;
     }
     float yaw = ap->tgt.yaw;
     target_here(ap);
     ap->tgt.yaw = yaw;
-    if (ap->mode == LOCKSTEP_MODE_IDLE) ap_control_reset(ap);
+    ap->land_candidate = 0;
+    if (on_ground(ap)) {
+      ap_control_reset(ap);
+      ap->took_off = 0;
+    }
     ap->takeoff_then_mission = 0;
     ap->mode = LOCKSTEP_MODE_OFFBOARD;
   }
@@ -411,6 +435,7 @@ static void battery_failsafe(ap_t *ap) {
 }
 
 void ap_modes_update(ap_t *ap, uint64_t now) {
+  if (ap_mode_flying(ap->mode) && !ap->landed_flag) ap->took_off = 1;
   battery_failsafe(ap);
   /* Yaw authority lost: land where it is (once; a later command may still
    * send it elsewhere, without yaw). */
@@ -452,6 +477,13 @@ void ap_modes_update(ap_t *ap, uint64_t now) {
       break;
     case LOCKSTEP_MODE_LAND:
       land_detect(ap, now);
+      break;
+    case LOCKSTEP_MODE_HOLD:
+    case LOCKSTEP_MODE_OFFBOARD:
+      /* Set down by a setpoint, or told to hold once down: landed as in
+       * LAND, then disarmed (PX4's land detector and auto-disarm run in
+       * every mode). Only after a takeoff: OFFBOARD starts on the ground. */
+      if (ap->took_off) land_detect(ap, now);
       break;
     case LOCKSTEP_MODE_LANDED:
       if (ap->p.disarm_land_s >= 0.0f && now - ap->landed_since_us >= seconds_to_us(ap->p.disarm_land_s))

@@ -171,3 +171,108 @@ fn motors_overridden_drive_the_plant_and_the_log_and_are_checked() {
         "motor command 1 is 1.5, outside 0..1"
     );
 }
+
+/// The modes the timeline says the vehicle went through.
+fn mode_changes(e: &Engine) -> Vec<String> {
+    let (timeline, _) = e.timeline();
+    timeline
+        .iter()
+        .filter(|t| t.what.contains(" -> "))
+        .map(|t| t.what.clone())
+        .collect()
+}
+
+#[test]
+fn a_setpoint_onto_the_ground_lands_there_and_disarms() {
+    // PX4's land detector and auto-disarm run in every mode: set down by
+    // a setpoint, the vehicle is LANDED after LNDMC_TRIG_TIME (1 s) and
+    // DISARMED after COM_DISARM_LAND (2 s) more, where it stood armed with
+    // its motors pressing it down.
+    let s = scenario(
+        "[[events]]\nat_s = 2.0\naction = \"setpoint\"\nposition_ned_m = [0.0, 0.0, -4.0]\n\
+         [[events]]\nat_s = 8.0\naction = \"setpoint\"\nposition_ned_m = [2.0, 1.0, 0.0]\n",
+    );
+    let mut e = engine(&s);
+    run_until(&mut e, 20_000_000);
+    assert_eq!(e.actuators().mode, LOCKSTEP_MODE_DISARMED);
+    assert!(!e.crashed());
+    let x = e.state();
+    assert!(
+        (x[0] - 2.0).hypot(x[1] - 1.0) < 0.3,
+        "landed at {:?}",
+        &x[..3]
+    );
+    assert_eq!(
+        mode_changes(&e),
+        [
+            "disarmed -> idle",
+            "idle -> offboard",
+            "offboard -> landed",
+            "landed -> disarmed"
+        ]
+    );
+}
+
+#[test]
+fn landed_by_a_setpoint_it_stays_down_for_the_same_one_and_climbs_for_a_higher_one() {
+    // COM_DISARM_LAND = -1: never disarmed on landing, so the setpoints
+    // after the landing meet a LANDED vehicle.
+    let s = Scenario::from_toml_str(
+        &format!(
+            "{HEAD}[[events]]\nat_s = 2.0\naction = \"setpoint\"\nposition_ned_m = [0.0, 0.0, -4.0]\n\
+             [[events]]\nat_s = 7.0\naction = \"setpoint\"\nposition_ned_m = [0.0, 0.0, 0.0]\n\
+             [[events]]\nat_s = 14.0\naction = \"setpoint\"\nposition_ned_m = [0.0, 0.0, 0.0]\n\
+             [[events]]\nat_s = 14.5\naction = \"setpoint\"\nvelocity_ned_mps = [1.0, 0.0, 0.0]\n\
+             [[events]]\nat_s = 15.0\naction = \"setpoint\"\nposition_ned_m = [0.0, 0.0, -3.0]\n\
+             [autopilot.params]\nCOM_DISARM_LAND = -1.0\n"
+        ),
+        "offboard.toml",
+    )
+    .unwrap();
+    let mut e = engine(&s);
+    run_until(&mut e, 14_900_000);
+    // The ground setpoint streamed again and a level velocity keep it down,
+    // as they ask: no refusal.
+    assert_eq!(e.actuators().mode, LOCKSTEP_MODE_LANDED);
+    assert_eq!(e.autopilot().last_error(), "");
+    run_until(&mut e, 20_000_000);
+    assert_eq!(e.actuators().mode, LOCKSTEP_MODE_OFFBOARD);
+    assert!((e.state()[2] + 3.0).abs() < 0.3, "{:?}", &e.state()[..3]);
+    assert_eq!(
+        mode_changes(&e),
+        [
+            "disarmed -> idle",
+            "idle -> offboard",
+            "offboard -> landed",
+            "landed -> offboard"
+        ]
+    );
+}
+
+#[test]
+fn told_to_hold_as_it_touches_down_it_lands() {
+    // A ground station's "stop offboard" (a hold) as the vehicle settles
+    // on a ground setpoint: holding on the ground is landing (level on
+    // touchdown, then LANDED and disarmed), where it stood armed in HOLD,
+    // pressing on its legs, until a wound-up horizontal integrator tipped it
+    // over (MAVSDK's offboard_position_ned example ends so).
+    let s = scenario(
+        "[[events]]\nat_s = 2.0\naction = \"setpoint\"\nposition_ned_m = [0.0, 0.0, -4.0]\n\
+         [[events]]\nat_s = 7.0\naction = \"setpoint\"\nposition_ned_m = [0.3, 0.0, 0.0]\n\
+         [[events]]\nwhen = { after_s = 7.5, altitude_below_m = 0.1 }\naction = \"hold\"\n",
+    );
+    let mut e = engine(&s);
+    run_until(&mut e, 20_000_000);
+    assert!(!e.crashed());
+    assert_eq!(e.actuators().mode, LOCKSTEP_MODE_DISARMED);
+    assert_eq!(
+        mode_changes(&e),
+        [
+            "disarmed -> idle",
+            "idle -> offboard",
+            "offboard -> hold",
+            "hold -> landed",
+            "landed -> disarmed"
+        ]
+    );
+}

@@ -88,9 +88,9 @@ def fly(tmp_path, name, duration, speed, client_timeout, stop_after=None):
     finally:
         kill_group(client)
         run.kill()
-    assert run.returncode in (0, 1), err  # 1: a verdict failed (checked below)
     report = json.loads(stdout)
     assert report["error"] is None, report["error"]
+    assert run.returncode == 0, (err, report["verdict"])
     rows = list(csv.DictReader(open(os.path.join(out, "log.csv"))))
     inputs_path = os.path.join(out, "mavlink-inputs.jsonl")
     inputs = [json.loads(line) for line in open(inputs_path)]
@@ -193,7 +193,14 @@ def test_offboard_position_ned(tmp_path):
         assert math.dist((f(r, "x_m"), f(r, "y_m"), f(r, "z_m")), (n, e, d)) < 0.5, (n, e, d, r)
         if d < -1:
             assert abs(angle_diff(yaw_deg(r), yaw)) < 3.0, (yaw, yaw_deg(r))
-    # offboard.stop() switches to hold.
+    # Set down by the last setpoint: landed (LNDMC_TRIG_TIME, 1 s) and
+    # disarmed (COM_DISARM_LAND, 2 s) as PX4 does in any mode, before the
+    # example's offboard.stop() asks for a hold (its last input).
+    modes = [(int(r["time_us"]), r["mode_name"]) for r in rows]
+    landed = next(t for t, m in modes if m == "landed")
+    disarmed = next(t for t, m in modes if m == "disarmed" and t > landed)
+    assert ends[-2] < landed < disarmed < ends[-1], (ends, landed, disarmed)
+    assert report["final_state"]["armed"] is False and report["verdict"]["crashes"] == []
     assert inputs[-1] == {"time_us": inputs[-1]["time_us"], "input": "command", "command": "hold"}
 
 
