@@ -16,6 +16,11 @@ pub struct PredictArgs {
     /// The vehicle's mass (kg), replacing the spec's.
     #[arg(long)]
     mass: Option<f64>,
+    /// Write a page (predict.html: the errors per horizon and figures of
+    /// the log against the prediction), the figures (predict-<h>s.png,
+    /// .svg) and the report (predict.json) into this directory.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
     /// Print the result as one JSON object.
     #[arg(long)]
     json: bool,
@@ -47,7 +52,19 @@ pub fn predict(a: PredictArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return crate::refused(verb, &e),
     };
-    match ident::predict(&a.log, &spec) {
+    // A directory that cannot be made is refused before the replay.
+    if let Some(dir) = &a.out
+        && let Err(e) = std::fs::create_dir_all(dir)
+    {
+        return crate::refuse(verb, &format!("cannot create {}: {e}", dir.display()));
+    }
+    let written = ident::predict(&a.log, &spec).and_then(|mut p| {
+        if let Some(dir) = &a.out {
+            ident::write_prediction(&mut p, dir)?;
+        }
+        Ok(p)
+    });
+    match written {
         Ok(p) => {
             if a.json {
                 say!(
@@ -87,6 +104,9 @@ pub fn predict(a: PredictArgs) -> ExitCode {
                     "speed         {:.1} log seconds per wall second",
                     p.log_s_per_wall_s
                 );
+                if let Some(page) = &p.page {
+                    say!("page          {}", page.display());
+                }
             }
             ExitCode::SUCCESS
         }

@@ -16,8 +16,9 @@
 //! arming and fault changes as vertical lines (faults red), its lines
 //! clipped to it, and its legend in a strip beside it, off the data.
 //!
-//! [`work_precision`] draws `lockstep compare-integrators`' error-vs-cost
-//! figure.
+//! [`prediction_plot`] draws `lockstep predict`'s log-against-prediction
+//! figure of one horizon; [`work_precision`] draws `lockstep
+//! compare-integrators`' error-vs-cost figure.
 //!
 //! Text is drawn with DejaVu Sans, embedded (its licence is in
 //! `plot/fonts/`), so plots need no system fonts.
@@ -26,11 +27,13 @@ mod fleet;
 mod flight;
 mod histograms;
 mod panel;
+mod prediction;
 mod work_precision;
 
 pub use fleet::{Closest, fleet_plot};
 pub use flight::{Decor, plot_log};
 pub use histograms::{Outcome, bin_count, bins, histograms, scatter};
+pub use prediction::{Compared, prediction_plot};
 pub use work_precision::{ERROR_FLOOR, WorkPoint, WorkSeries, work_precision};
 
 use std::path::{Path, PathBuf};

@@ -226,3 +226,22 @@ def test_view_rebuilds_a_page_from_a_directory_and_from_a_log(browser, flight, t
         assert p.errors() == []
     finally:
         p.close()
+
+
+def test_a_prediction_page_shows_each_horizon_and_its_figure(browser, tmp_path):
+    log = tmp_path / "identify.ulg"
+    lockstep("fly", "examples/scenarios/identify.toml", "--ulog", log, "--quiet")
+    lockstep("predict", log, "--out", tmp_path / "predict")
+    html = tmp_path / "predict" / "predict.html"
+    p = Page(browser, html)
+    try:
+        s = p.state()
+        assert s["horizons"] == s["rows"] == s["figures"] == 3, s
+        # The iris replays its own log: the plant beats the baselines in
+        # all 12 errors (4 quantities, 3 horizons).
+        assert s["better"] == s["compared"] == 12, s
+        assert p.page.eval_on_selector_all("figure img", "imgs => imgs.every(i => i.complete && i.naturalWidth > 0)")
+        assert p.page.locator("table.errors tr").count() == 4
+        assert p.errors() == []
+    finally:
+        p.close()

@@ -7,10 +7,14 @@
 //! - [`replay`]: one window flown from the logged state with the logged
 //!   commands; the baselines.
 //! - [`fit`]: least squares on the replay's residuals.
+//! - `page`: `lockstep predict --out`'s page, figures and JSON report.
 
 pub mod fit;
 pub mod log;
+mod page;
 pub mod replay;
+
+pub use page::write_prediction;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -56,6 +60,22 @@ pub struct Prediction {
     pub horizons: Vec<Horizon>,
     /// Log seconds replayed per wall second (every horizon's windows).
     pub log_s_per_wall_s: f64,
+    /// The page written (`--out`), when one was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<PathBuf>,
+    /// Each horizon's windows' ends: the log, the plant, the baseline (in
+    /// the order of [`Prediction::horizons`]; the figures' data).
+    #[serde(skip)]
+    pub ends: Vec<Vec<End>>,
+}
+
+/// One window's end: what the log has, the plant predicted, the
+/// baseline predicted.
+#[derive(Debug, Clone, Copy)]
+pub struct End {
+    pub log: replay::Sample,
+    pub plant: replay::Sample,
+    pub baseline: replay::Sample,
 }
 
 /// The spec a log is replayed with: `spec` (a built-in name or a file),
@@ -88,6 +108,7 @@ pub fn predict(path: &Path, spec: &AircraftSpec) -> Result<Prediction, RunError>
     let plant = build(spec)?;
     let started = Instant::now();
     let mut horizons = Vec::new();
+    let mut all_ends = Vec::new();
     let mut flown = 0.0;
     let g = plant.gravity_mps2();
     for h in HORIZONS_S {
@@ -95,6 +116,7 @@ pub fn predict(path: &Path, spec: &AircraftSpec) -> Result<Prediction, RunError>
         let starts = replay::windows(&flight, plant.rotors.len(), horizon_us, MOST_WINDOWS);
         let mut model = Vec::new();
         let mut base = Vec::new();
+        let mut ends = Vec::new();
         for &t0 in &starts {
             let pairs =
                 replay::fly(&plant, &flight, t0, horizon_us).map_err(RunError::run_failure)?;
@@ -107,7 +129,13 @@ pub fn predict(path: &Path, spec: &AircraftSpec) -> Result<Prediction, RunError>
             };
             model.push(errors(p, l));
             base.push(errors(&b, l));
+            ends.push(End {
+                log: *l,
+                plant: *p,
+                baseline: b,
+            });
         }
+        all_ends.push(ends);
         horizons.push(Horizon {
             horizon_s: h,
             windows: model.len(),
@@ -132,6 +160,8 @@ pub fn predict(path: &Path, spec: &AircraftSpec) -> Result<Prediction, RunError>
         log_duration_s: flight.duration_us as f64 * 1e-6,
         horizons,
         log_s_per_wall_s: flown / wall.max(1e-9),
+        page: None,
+        ends: all_ends,
     })
 }
 
