@@ -4,9 +4,11 @@ log (release binary: the fit takes seconds here, minutes in a debug build).
 lockstep flies examples/scenarios/identify.toml (a square in gusty wind,
 sensor noise and a delayed, biased estimate) with each built-in airframe
 and writes its ULog as PX4 would; the fit starts from a spec with every
-fitted value 8 to 100 % wrong and must bring each of the airframe's values
-back inside its 95 % interval. The fitted spec then flies, and replays the log with a smaller
-prediction error than both baselines at every horizon.
+fitted value 8 to 300 % wrong (the dead zone, the actuator mapping, from
+0, 0.06 or 0.08 for 0.02) and must bring each of the airframe's values
+back inside its 95 % interval. The fitted spec then flies, and replays the
+log with a smaller prediction error than both baselines at every horizon;
+`predict --out` writes its page, figures and report.
 
     LOCKSTEP_BIN=target/release/lockstep python3 -m pytest -q tests/peers/test_fit.py
 """
@@ -25,7 +27,8 @@ HOVER = os.path.join(ROOT, "examples", "scenarios", "hover.toml")
 # Each built-in's values (`lockstep specs NAME`), its mass, and a spec with
 # every fitted value wrong (thrust +13 to +15 %, torque +8 to +13 %, roll
 # inertia +27 to +30 %, pitch -23 to -24 %, yaw +20 %, rotor inertia x2,
-# no drag).
+# no drag, the ESC's dead zone 0, 0.06 or 0.08 for 0.02: the actuator
+# mapping).
 KEYS = [
     "propeller.thrust_coeff_n_s2",
     "propeller.torque_coeff_m",
@@ -35,9 +38,10 @@ KEYS = [
     "motor.rotor_inertia_kgm2",
     "body.linear_drag_ns_per_m[0]",
     "body.linear_drag_ns_per_m[1]",
+    "esc.deadzone",
 ]
 AIRFRAMES = {
-    "iris": (1.5, [1.5667e-5, 0.0163, 0.029125, 0.029125, 0.055225, 3.2e-5, 0.327, 0.302], """
+    "iris": (1.5, [1.5667e-5, 0.0163, 0.029125, 0.029125, 0.055225, 3.2e-5, 0.327, 0.302, 0.02], """
 [body]
 inertia_kgm2 = [[0.038, 0.0, 0.0], [0.0, 0.022, 0.0], [0.0, 0.0, 0.066]]
 linear_drag_ns_per_m = [0.0, 0.0, 0.0]
@@ -46,8 +50,11 @@ thrust_coeff_n_s2 = 1.80e-5
 torque_coeff_m = 0.0185
 [motor]
 rotor_inertia_kgm2 = 6.4e-5
+[esc]
+efficiency = 0.95
+deadzone = 0.08
 """),
-    "hexa": (2.5, [2.9647e-5, 0.01858, 0.059, 0.059, 0.115, 1.37e-4, 0.545, 0.503], """
+    "hexa": (2.5, [2.9647e-5, 0.01858, 0.059, 0.059, 0.115, 1.37e-4, 0.545, 0.503, 0.02], """
 [body]
 inertia_kgm2 = [[0.075, 0.0, -0.0021], [0.0, 0.045, 0.0], [-0.0021, 0.0, 0.14]]
 linear_drag_ns_per_m = [0.0, 0.0, 0.0]
@@ -56,8 +63,11 @@ thrust_coeff_n_s2 = 3.4e-5
 torque_coeff_m = 0.0205
 [motor]
 rotor_inertia_kgm2 = 2.7e-4
+[esc]
+efficiency = 0.95
+deadzone = 0.0
 """),
-    "octa": (9.5, [6.4992e-5, 0.02672, 0.39, 0.39, 0.71, 2.0e-4, 2.07, 1.91], """
+    "octa": (9.5, [6.4992e-5, 0.02672, 0.39, 0.39, 0.71, 2.0e-4, 2.07, 1.91, 0.02], """
 [body]
 inertia_kgm2 = [[0.5, 0.0, 0.0], [0.0, 0.3, 0.0], [0.0, 0.0, 0.85]]
 linear_drag_ns_per_m = [0.0, 0.0, 0.0]
@@ -66,6 +76,9 @@ thrust_coeff_n_s2 = 7.4e-5
 torque_coeff_m = 0.029
 [motor]
 rotor_inertia_kgm2 = 4.0e-4
+[esc]
+efficiency = 0.95
+deadzone = 0.06
 """),
 }
 
@@ -97,8 +110,13 @@ def test_the_fit_brings_a_known_airframe_back_within_its_intervals(tmp_path, air
         assert p["identified"], p
         assert lo <= true <= hi, (p, true)
         # Informative: within 10 % each side (the 3 % model floor and the
-        # statistics; the hexa's torque coefficient is the widest, ±8 %).
-        assert hi - lo < 0.2 * true, (p, true)
+        # statistics; the hexa's torque coefficient is the widest, ±8 %);
+        # the dead zone within 0.02 of the command (20 us of PWM).
+        if p["key"] == "esc.deadzone":
+            assert hi - lo < 0.04, (p, true)
+            assert p["note"].endswith("the rotors start at %.0f us" % (1000 + 1000 * p["value"])), p
+        else:
+            assert hi - lo < 0.2 * true, (p, true)
     # The spec written says so and flies.
     text = fitted.read_text()
     assert text.startswith("# Fitted by `lockstep fit`"), text[:200]
@@ -116,6 +134,17 @@ def test_the_fit_brings_a_known_airframe_back_within_its_intervals(tmp_path, air
         assert plant["accel_mps2"] < 0.5 * base["accel_mps2"], h
         assert plant["velocity_mps"] < base["velocity_mps"], h
     assert pred["log_s_per_wall_s"] > 10, pred["log_s_per_wall_s"]
+    # The page: the same report, a figure per horizon (PNG and SVG).
+    out = tmp_path / "predict"
+    run(["predict", log, "--spec", fitted, "--out", out])
+    report = json.loads((out / "predict.json").read_text())
+    assert report["horizons"] == pred["horizons"]
+    assert report["page"] == str(out / "predict.html")
+    for h in ("0.2", "0.5", "1"):
+        svg = (out / ("predict-%ss.svg" % h)).read_text()
+        assert svg.count("specific force z") == 1, h
+        assert (out / ("predict-%ss.png" % h)).stat().st_size > 10_000
+    assert "predict-0.5s.svg" in (out / "predict.html").read_text()
 
 
 def test_a_fit_of_a_flight_that_holds_still_says_what_it_cannot_identify(tmp_path):

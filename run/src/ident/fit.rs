@@ -7,17 +7,24 @@
 //! stretches of log as clusters: what the model misses (the estimate's
 //! slowly wandering biases, the wind) counts once per stretch, not once
 //! per sample; with a measured model floor ([`MODEL_FLOOR`]) added in
-//! quadrature; a parameter whose
-//! interval is wider than ±[`IDENTIFIED_WITHIN`] of its value, or that no
-//! residual moves, is not identified by the log: it keeps the base spec's
-//! value, and the report says so.
+//! quadrature; a parameter whose interval is wider than
+//! ±[`IDENTIFIED_WITHIN`] of its value (the dead zone: ±[`DEADZONE_WITHIN`]
+//! of the command), or that no residual moves, is not identified by the
+//! log: it keeps the base spec's value, and the report says so.
+//!
+//! The actuator mapping: a log's PWM is mapped onto 0..1 by its
+//! `PWM_MAIN_MIN`/`MAX` (1000 to 2000 µs when not logged), and the fit
+//! finds where in that range the rotors start (`esc.deadzone`). The top of
+//! the range is not fitted: a command scaled by a factor moves every
+//! rotor's thrust and torque, near hover, as the thrust and torque
+//! coefficients do, so they take it up.
 
 use lockstep_plant::AircraftSpec;
 use nalgebra::{DMatrix, DVector};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::log::Flight;
+use super::log::{Commands, Flight};
 use super::replay;
 
 /// The noise scales the residuals are divided by: body rates (rad/s),
@@ -34,13 +41,25 @@ pub const IDENTIFIED_WITHIN: f64 = 0.25;
 /// What the intervals add, in quadrature, to the statistical half-width:
 /// the error the replay's own approximations leave (the logged estimate
 /// taken as the state, the unlogged rotor speeds, the commands held
-/// between samples). Measured, not chosen: fitting lockstep's own logs of
-/// `examples/scenarios/identify.toml` (seeds 1 to 5 and 11, from a spec
-/// with every fitted value 15 to 100 % wrong) left at most 2.5 % error
-/// (the y drag), and the statistical intervals alone covered 35 of 48
-/// values; 3 % with them covers all 48, and all 40 of seeds 6 to 10,
-/// held out.
-pub const MODEL_FLOOR: f64 = 0.03;
+/// between samples), which the dead zone and the thrust coefficient, fitted
+/// together, share. Measured, not chosen: fitting lockstep's own logs of
+/// `examples/scenarios/identify.toml` with the iris, hexa and octa, seeds 1
+/// to 5, each from a spec with every fitted value 15 to 100 % wrong, left
+/// at most 4.2 % error (the iris's thrust coefficient, seed 2) and 0.0138
+/// of the command in the dead zone ([`DEADZONE_FLOOR`]); seeds 6 to 10 are
+/// held out to check them (README, "How close is the physics?").
+pub const MODEL_FLOOR: f64 = 0.045;
+
+/// The dead zone's model floor, in command (0..1) units: it sits near 0,
+/// so its floor is absolute (measured as [`MODEL_FLOOR`]).
+pub const DEADZONE_FLOOR: f64 = 0.015;
+
+/// A dead zone is identified when its 95 % interval is within this much
+/// of the command each side (25 µs of a 1000 to 2000 µs PWM range).
+pub const DEADZONE_WITHIN: f64 = 0.025;
+
+/// The largest dead zone a spec takes (`esc.deadzone`'s range).
+const MOST_DEADZONE: f64 = 0.5;
 
 /// The stretch of log whose windows are one cluster of the covariance.
 const CLUSTER_US: u64 = 5_000_000;
@@ -59,10 +78,13 @@ pub enum Param {
     RotorInertia,
     DragX,
     DragY,
+    /// The actuator mapping: the command below which the rotors do not
+    /// turn (the ESC's dead zone; a log's PWM range maps onto 0..1 first).
+    Deadzone,
 }
 
 impl Param {
-    pub const ALL: [Param; 8] = [
+    pub const ALL: [Param; 9] = [
         Param::ThrustCoeff,
         Param::TorqueCoeff,
         Param::InertiaX,
@@ -71,6 +93,7 @@ impl Param {
         Param::RotorInertia,
         Param::DragX,
         Param::DragY,
+        Param::Deadzone,
     ];
 
     /// The spec key.
@@ -84,6 +107,7 @@ impl Param {
             Param::RotorInertia => "motor.rotor_inertia_kgm2",
             Param::DragX => "body.linear_drag_ns_per_m[0]",
             Param::DragY => "body.linear_drag_ns_per_m[1]",
+            Param::Deadzone => "esc.deadzone",
         }
     }
 
@@ -100,13 +124,31 @@ impl Param {
             }
             Param::DragX => "forward flight: x specific force against the body-x airspeed",
             Param::DragY => "sideways flight: y specific force against the body-y airspeed",
+            Param::Deadzone => {
+                "collective: how the vertical specific force grows with the command away from hover"
+            }
         }
     }
 
-    /// Drag may be 0 in a base spec: it moves additively (this step, N s/m);
-    /// the others by a factor.
+    /// Drag and the dead zone may be 0 in a base spec: they move
+    /// additively (this step, N s/m or command); the others by a factor.
     fn additive(self) -> Option<f64> {
-        matches!(self, Param::DragX | Param::DragY).then_some(0.1)
+        match self {
+            Param::DragX | Param::DragY => Some(0.1),
+            Param::Deadzone => Some(0.02),
+            _ => None,
+        }
+    }
+
+    /// The widest 95 % half-width (in the value's units) at which it counts
+    /// as identified: [`IDENTIFIED_WITHIN`] of its value, and for the dead
+    /// zone [`DEADZONE_WITHIN`] of the command (it is near 0).
+    fn identified_within(self, value: f64) -> f64 {
+        match self {
+            Param::Deadzone => DEADZONE_WITHIN,
+            Param::DragX | Param::DragY => IDENTIFIED_WITHIN * value.max(1e-3),
+            _ => IDENTIFIED_WITHIN * value,
+        }
     }
 
     fn get(self, s: &AircraftSpec, thrust: f64) -> f64 {
@@ -119,6 +161,7 @@ impl Param {
             Param::RotorInertia => s.motor.rotor_inertia_kgm2,
             Param::DragX => s.body.linear_drag_ns_per_m[0],
             Param::DragY => s.body.linear_drag_ns_per_m[1],
+            Param::Deadzone => s.esc.deadzone,
         }
     }
 
@@ -135,12 +178,16 @@ impl Param {
             Param::RotorInertia => s.motor.rotor_inertia_kgm2 = v,
             Param::DragX => s.body.linear_drag_ns_per_m[0] = v.max(0.0),
             Param::DragY => s.body.linear_drag_ns_per_m[1] = v.max(0.0),
+            Param::Deadzone => s.esc.deadzone = v.clamp(0.0, MOST_DEADZONE),
         }
     }
 
     /// The value at `theta` from `base`.
     fn value(self, base: f64, theta: f64) -> f64 {
         match self.additive() {
+            Some(step) if self == Param::Deadzone => {
+                (base + step * theta).clamp(0.0, MOST_DEADZONE)
+            }
             Some(step) => (base + step * theta).max(0.0),
             None => base * theta.exp(),
         }
@@ -353,6 +400,7 @@ fn fit_at(base: &AircraftSpec, flight: &Flight) -> Result<Fit, String> {
                 // The statistical half-width and the model floor, in
                 // quadrature, in theta's units.
                 let floor = match p.additive() {
+                    Some(step) if *p == Param::Deadzone => DEADZONE_FLOOR / step,
                     Some(step) => MODEL_FLOOR * value / step,
                     None => (1.0 + MODEL_FLOOR).ln(),
                 };
@@ -361,19 +409,32 @@ fn fit_at(base: &AircraftSpec, flight: &Flight) -> Result<Fit, String> {
                     p.value(bases[k], theta[k] - half),
                     p.value(bases[k], theta[k] + half),
                 ];
-                let relative = match p.additive() {
-                    Some(step) => step * half / value.max(1e-3),
-                    None => half.exp() - 1.0,
+                // The half-width in the value's units.
+                let width = match p.additive() {
+                    Some(step) => step * half,
+                    None => value * (half.exp() - 1.0),
                 };
-                if relative <= IDENTIFIED_WITHIN {
-                    (ci, true, format!("identified by {}", p.excitation()))
+                if width <= p.identified_within(value) {
+                    let mut note = format!("identified by {}", p.excitation());
+                    if let (Param::Deadzone, Commands::Pwm { min_us, max_us }) =
+                        (p, &flight.commands)
+                    {
+                        note.push_str(&format!(
+                            "; with the log's PWM range the rotors start at {:.0} us",
+                            min_us + value * (max_us - min_us)
+                        ));
+                    }
+                    (ci, true, note)
                 } else {
+                    let spread = match p {
+                        Param::Deadzone => format!("±{width:.3} of the command"),
+                        _ => format!("±{:.0} %", 100.0 * width / value.max(1e-3)),
+                    };
                     (
                         ci,
                         false,
                         format!(
-                            "not identified: its 95 % interval is ±{:.0} % (needs more {})",
-                            100.0 * relative,
+                            "not identified: its 95 % interval is {spread} (needs more {})",
                             p.excitation()
                         ),
                     )
