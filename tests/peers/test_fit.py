@@ -15,6 +15,7 @@ log with a smaller prediction error than both baselines at every horizon;
 
 import json
 import os
+import struct
 import subprocess
 
 import pytest
@@ -163,3 +164,28 @@ def test_a_fit_of_a_flight_that_holds_still_says_what_it_cannot_identify(tmp_pat
     for p in unidentified:
         assert p["note"].startswith("not identified"), p
         assert p["value"] == p["base"], p
+
+
+def test_a_wrong_pwm_range_is_fitted_with_the_dead_zone_at_its_bound(tmp_path):
+    # The Iris's log with PWM_MAIN_MAX 2100 appended (a parameter change,
+    # read last): every command reads 9 % low, so the rotors would start
+    # below 1000 us. The fit says the dead zone is at its bound, and fits
+    # the rest (the coefficients take up the scale).
+    log = tmp_path / "identify.ulg"
+    run(["fly", SCENARIO, "--ulog", log, "--quiet"])
+    key = b"float PWM_MAIN_MAX"
+    payload = bytes([len(key)]) + key + struct.pack("<f", 2100.0)
+    with open(log, "ab") as f:
+        f.write(struct.pack("<HB", len(payload), ord("P")) + payload)
+    fit = json.loads(run(["fit", log, "--mass", "1.5", "--out", tmp_path / "f.toml",
+                          "--json"]).stdout)
+    assert fit["commands"] == "actuator_outputs, PWM 1000..2100 us mapped to 0..1"
+    by_key = {p["key"]: p for p in fit["params"]}
+    dz = by_key.pop("esc.deadzone")
+    assert not dz["identified"] and dz["value"] == dz["base"] == 0.02, dz
+    assert dz["note"] == ("not identified: the fit took it to 0, its bound, where no residual "
+                          "moves it (the rotors start below the log's PWM minimum: is "
+                          "PWM_MAIN_MIN right?)"), dz
+    assert all(p["identified"] for p in by_key.values()), by_key
+    # 1000/1100 of the command: more thrust per (rad/s)^2 to hover.
+    assert by_key["propeller.thrust_coeff_n_s2"]["value"] > 1.05 * 1.5667e-5
