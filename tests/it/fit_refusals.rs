@@ -1,8 +1,9 @@
 //! `lockstep predict` and `lockstep fit` refuse what cannot be replayed,
 //! each with the exact reason: the two real PX4 logs of
 //! `tests/data/flight-logs` (an AUAV-X2.1 never armed, a CubeOrange VTOL
-//! on the ground), a log cut short, a file that is not a ULog, a missing
-//! one, a bad mass. The fit itself is checked against a known airframe
+//! on the ground), PX4 SITL's log without motor outputs, logs written here
+//! without motor outputs or of fixed-wing airframes, a log cut short, a
+//! file that is not a ULog, a missing one, a bad mass. The fit itself is checked against a known airframe
 //! with the release binary (`tests/peers/test_fit.py`: it takes seconds
 //! there, minutes in a debug build).
 
@@ -52,6 +53,17 @@ fn the_real_logs_are_refused_for_what_they_are() {
     refused(
         &["fit", c, "--mass", "12", "--out", "x.toml"],
         &format!("lockstep fit: {c}: a VTOL log (MAV_TYPE 22); lockstep's plant is a multirotor"),
+    );
+    // PX4 SITL, logged without its motor outputs (the px4-ulog crate's
+    // fixture).
+    let sitl = log("px4_sitl_no_outputs.ulg");
+    let s = sitl.to_str().unwrap();
+    refused(
+        &["fit", s, "--mass", "1.5", "--out", "x.toml"],
+        &format!(
+            "lockstep fit: {s}: no motor outputs (neither actuator_outputs nor actuator_motors): \
+             nothing to drive the plant with"
+        ),
     );
 }
 
