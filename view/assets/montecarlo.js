@@ -42,22 +42,8 @@
     box.appendChild(ul);
   }
 
-  const main = document.querySelector('main');
-  main.innerHTML = '';
-  main.style.display = 'block';
-  document.querySelector('footer').style.display = 'none';
-  for (const [name, svg] of data.figures) {
-    const fig = document.createElement('figure');
-    const img = document.createElement('img');
-    img.alt = name;
-    img.style.maxWidth = '100%';
-    img.src = URL.createObjectURL(new Blob([svg], { type: 'image/svg+xml' }));
-    const cap = document.createElement('figcaption');
-    cap.textContent = name;
-    fig.appendChild(img);
-    fig.appendChild(cap);
-    main.appendChild(fig);
-  }
+  const main = lockstepDocumentMain();
+  lockstepFigures(main, data.figures);
   const h = document.createElement('h2');
   h.textContent = 'Runs (click a heading to sort)';
   main.appendChild(h);

@@ -36,10 +36,7 @@
   b.textContent = 'the plant beats the baseline in ' + better + ' of ' + compared + ' errors';
   box.appendChild(b);
 
-  const main = document.querySelector('main');
-  main.innerHTML = '';
-  main.style.display = 'block';
-  document.querySelector('footer').style.display = 'none';
+  const main = lockstepDocumentMain();
   const h2 = document.createElement('h2');
   h2.textContent = 'RMS error at each horizon\u2019s end (plant / baseline)';
   main.appendChild(h2);
@@ -67,18 +64,7 @@
     table.appendChild(tr);
   }
   main.appendChild(table);
-  for (const [name, svg] of data.figures) {
-    const fig = document.createElement('figure');
-    const img = document.createElement('img');
-    img.alt = name;
-    img.style.maxWidth = '100%';
-    img.src = URL.createObjectURL(new Blob([svg], { type: 'image/svg+xml' }));
-    const cap = document.createElement('figcaption');
-    cap.textContent = name;
-    fig.appendChild(img);
-    fig.appendChild(cap);
-    main.appendChild(fig);
-  }
+  lockstepFigures(main, data.figures);
   window.lockstepViewer = {
     ready: true,
     state() {

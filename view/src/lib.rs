@@ -16,7 +16,7 @@
 //! | `page.rs` | the HTML: the template filled with the data and scripts |
 //! | `montecarlo.rs` | the Monte Carlo page |
 //! | `prediction.rs` | `lockstep predict`'s page: errors per horizon, figures |
-//! | `assets/` | the template, its stylesheet and `viewer.js` |
+//! | `assets/` | the template, its stylesheet, `viewer.js`, the Monte Carlo and prediction pages' scripts and the figure code they share (`figures.js`) |
 //! | `vendor/` | three.js and uPlot bundled by `vendor/build.sh` from the npm registry at pinned versions, with their licences |
 //!
 //! No network is used at view time: everything is inlined.

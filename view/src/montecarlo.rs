@@ -7,7 +7,11 @@ use serde_json::{Value, json};
 use crate::ViewError;
 use crate::page::fill;
 
-const SCRIPT: &str = include_str!("../assets/montecarlo.js");
+/// The shared figure code, then the page's own.
+const SCRIPT: &str = concat!(
+    include_str!("../assets/figures.js"),
+    include_str!("../assets/montecarlo.js")
+);
 
 /// A batch as its `--out` directory holds it.
 #[derive(Debug, Clone)]
