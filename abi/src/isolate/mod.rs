@@ -68,16 +68,35 @@ impl HostProgram {
     /// The running executable, started again: `/proc/self/exe` where the
     /// system has it (the very file this process runs, even after a rebuild
     /// replaced or removed it), else its path.
+    ///
+    /// Under a launcher that runs the program itself (valgrind), the file
+    /// behind `/proc/self/exe` is the launcher's, which cannot be started
+    /// that way, while the link still names the program: the named file is
+    /// taken when it is not the file `/proc/self/exe` opens.
     pub fn this_executable() -> Result<HostProgram, AbiError> {
         let proc = Path::new("/proc/self/exe");
-        if proc.exists() {
-            return Ok(HostProgram::new(proc));
+        if let Ok(opened) = std::fs::metadata(proc) {
+            return Ok(HostProgram::new(launched_program(proc, &opened)));
         }
         std::env::current_exe()
             .map(HostProgram::new)
             .map_err(|e| AbiError::HostUnavailable {
                 reason: format!("cannot locate the running executable: {e}"),
             })
+    }
+}
+
+/// `proc` (the link to this process's executable), or the file it names
+/// when that is another file than the one it opens (`opened`).
+fn launched_program(proc: &Path, opened: &std::fs::Metadata) -> PathBuf {
+    use std::os::unix::fs::MetadataExt;
+    let named = match std::fs::read_link(proc) {
+        Ok(named) => named,
+        Err(_) => return proc.to_path_buf(),
+    };
+    match std::fs::metadata(&named) {
+        Ok(m) if (m.dev(), m.ino()) != (opened.dev(), opened.ino()) => named,
+        _ => proc.to_path_buf(),
     }
 }
 
@@ -226,4 +245,37 @@ pub fn probe(
     let report = r.inspect(path)?;
     r.close()?;
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_running_executable_is_started_through_proc_self_exe() {
+        let own = HostProgram::this_executable().unwrap();
+        assert_eq!(own.program, Path::new("/proc/self/exe"));
+        assert!(own.args.is_empty());
+    }
+
+    #[test]
+    fn a_launcher_behind_the_link_gives_the_program_it_names() {
+        let dir = std::env::temp_dir().join(format!("lockstep-launched-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (program, launcher, link) =
+            (dir.join("program"), dir.join("launcher"), dir.join("exe"));
+        std::fs::write(&program, b"program").unwrap();
+        std::fs::write(&launcher, b"launcher").unwrap();
+        std::os::unix::fs::symlink(&program, &link).unwrap();
+        let program_opened = std::fs::metadata(&program).unwrap();
+        let launcher_opened = std::fs::metadata(&launcher).unwrap();
+        // The link opens the file it names: the link itself is kept.
+        assert_eq!(launched_program(&link, &program_opened), link);
+        // The link opens another file (valgrind's tool): the named one.
+        assert_eq!(launched_program(&link, &launcher_opened), program);
+        // The named file is gone (a rebuild removed it): the link.
+        std::fs::remove_file(&program).unwrap();
+        assert_eq!(launched_program(&link, &launcher_opened), link);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
