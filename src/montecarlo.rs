@@ -185,9 +185,10 @@ fn summary(verb: &str, b: &batch::Batch, runs: u64, quiet: bool) -> ExitCode {
     let r = &b.report;
     if !quiet {
         say!(
-            "runs          {} completed ({} passed their verdict), {} failed, {} with a motor failure",
-            r.completed,
+            "runs          {}: {} passed their verdict, {} failed it, {} did not complete; {} with a motor failure",
+            r.completed + r.failed,
             r.passed,
+            r.completed - r.passed,
             r.failed,
             r.motor_failures
         );

@@ -8,7 +8,12 @@
   const s = data.summary || {};
   const col = (name) => data.header.indexOf(name);
   const iPassed = col('passed'), iStatus = col('status'), iReason = col('reason'), iRun = col('run');
+  // The CLI's words: a run completed or did not (a crash or hang of the
+  // library, a refused start); a completed run passed its verdict or
+  // failed it. A run counts once, whatever it failed by.
   const failed = data.rows.filter((r) => r[iPassed] !== 'true');
+  const incomplete = failed.filter((r) => r[iStatus] !== 'completed');
+  const failedVerdict = failed.length - incomplete.length;
   const parts = [data.rows.length + ' runs'];
   if (s.master_seed !== undefined) parts.push('master seed ' + s.master_seed);
   if (s.scenario) parts.push('scenario ' + s.scenario);
@@ -18,17 +23,18 @@
   const box = $('verdict');
   box.className = 'verdict ' + (failed.length ? 'fail' : 'pass');
   const b = document.createElement('b');
-  b.textContent = failed.length
-    ? failed.length + ' of ' + data.rows.length + ' runs failed'
-    : 'all ' + data.rows.length + ' runs passed their verdict';
+  const said = [];
+  if (failedVerdict) said.push(failedVerdict + ' of ' + data.rows.length + ' runs failed their verdict');
+  if (incomplete.length) said.push(incomplete.length + ' of ' + data.rows.length + ' did not complete');
+  b.textContent = failed.length ? said.join(', ') : 'all ' + data.rows.length + ' runs passed their verdict';
   box.appendChild(b);
+  const why = new Map();
   if (failed.length) {
-    // Why, counted: each [expect] key (or the run's status) that failed.
-    const why = new Map();
+    // Why, counted in runs: each [expect] key (or the run's status) that
+    // failed, once for a run however many times it failed by it (two crashes).
     for (const r of failed) {
       const reasons = (r[iReason] || r[iStatus] || 'unknown').split(';').map((x) => x.trim()).filter(Boolean);
-      for (const x of reasons) {
-        const key = x.split(':')[0];
+      for (const key of new Set(reasons.map((x) => x.split(':')[0]))) {
         why.set(key, (why.get(key) || 0) + 1);
       }
     }
@@ -108,7 +114,15 @@
   window.lockstepViewer = {
     ready: true,
     state() {
-      return { runs: data.rows.length, failed: failed.length, figures: data.figures.length, shown: tbody.children.length };
+      return {
+        runs: data.rows.length,
+        failed: failed.length,
+        failedVerdict,
+        incomplete: incomplete.length,
+        why: Object.fromEntries(why),
+        figures: data.figures.length,
+        shown: tbody.children.length,
+      };
     },
   };
 })();

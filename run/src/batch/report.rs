@@ -174,7 +174,11 @@ pub struct Stat {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Aggregate {
     pub runs: usize,
+    /// Runs that flew to their end, whatever their verdict.
     pub completed: usize,
+    /// Runs that did not complete (a crash or hang of the library, a
+    /// refused start): `runs - completed`. A completed run whose verdict
+    /// failed is counted as `completed - passed`, not here.
     pub failed: usize,
     /// Completed runs whose verdict passed.
     pub passed: usize,
