@@ -94,9 +94,27 @@
   const scene = new THREE.Scene();
   scene.background = new THREE.Color('#dfe6ee');
   const camera = new THREE.PerspectiveCamera(50, 1, 0.05, 20000);
-  const renderer = new THREE.WebGLRenderer({ antialias: true, preserveDrawingBuffer: true });
-  renderer.setPixelRatio(window.devicePixelRatio || 1);
-  host.appendChild(renderer.domElement);
+  // Without WebGL 2 (a VM, a remote desktop, a hardened browser) there is
+  // no 3D view: the pane says why, and the plots, timeline, slider and
+  // read-out work on. The scene is still built and moved (state() reads it).
+  let sceneError = null;
+  let renderer = null;
+  try {
+    if (!document.createElement('canvas').getContext('webgl2')) sceneError = 'this browser gives no WebGL 2 context';
+    else renderer = new THREE.WebGLRenderer({ antialias: true, preserveDrawingBuffer: true });
+  } catch (e) {
+    sceneError = 'WebGL failed: ' + e.message;
+  }
+  if (renderer) {
+    renderer.setPixelRatio(window.devicePixelRatio || 1);
+    host.appendChild(renderer.domElement);
+  } else {
+    const why = document.createElement('p');
+    why.className = 'no-scene';
+    why.textContent = 'No 3D view: ' + sceneError + '. The plots, the timeline, the slider and the read-out work without it.';
+    host.appendChild(why);
+  }
+  const draw = () => { if (renderer) renderer.render(scene, camera); };
   scene.add(new THREE.AmbientLight(0xffffff, 1.6));
   const sun = new THREE.DirectionalLight(0xffffff, 1.8);
   sun.position.set(30, 80, 40);
@@ -248,14 +266,18 @@
   ].concat(notes((v) => v.airframe_note), notes((v) => (v.stride > 1 ? 'every ' + v.stride + 'th row shown (of ' + v.rows + ')' : null))).join(' · ');
 
   camera.position.set(centre.x + span * 0.75, centre.y + span * 0.85, centre.z + span * 1.35);
-  const controls = new OrbitControls(camera, renderer.domElement);
-  controls.target.copy(centre);
-  controls.update();
+  const controls = renderer ? new OrbitControls(camera, renderer.domElement) : null;
+  if (controls) {
+    controls.target.copy(centre);
+    controls.update();
+  }
   const resize = () => {
     const w = host.clientWidth || 800, h = host.clientHeight || 480;
-    renderer.setSize(w, h, false);
-    renderer.domElement.style.width = w + 'px';
-    renderer.domElement.style.height = h + 'px';
+    if (renderer) {
+      renderer.setSize(w, h, false);
+      renderer.domElement.style.width = w + 'px';
+      renderer.domElement.style.height = h + 'px';
+    }
     camera.aspect = w / h;
     camera.updateProjectionMatrix();
   };
@@ -471,7 +493,7 @@
     } else {
       wind.visible = false;
     }
-    if ($('follow').checked) {
+    if (controls && $('follow').checked) {
       const o = selected.object.position;
       controls.target.copy(o);
       controls.update();
@@ -502,7 +524,7 @@
     }
     const now = document.querySelector('#timeline .now');
     if (now) now.style.left = pct(us / 1e6) + '%';
-    renderer.render(scene, camera);
+    draw();
   };
   const setIndex = (i) => {
     index = Math.max(0, Math.min(clock.length - 1, Math.round(i)));
@@ -545,7 +567,7 @@
   document.addEventListener('keydown', (e) => {
     if (e.key === ' ' && e.target === document.body) { e.preventDefault(); toggle(); }
   });
-  controls.addEventListener('change', () => renderer.render(scene, camera));
+  if (controls) controls.addEventListener('change', draw);
 
   if (fleet) {
     const pick = document.createElement('select');
@@ -593,6 +615,8 @@
           };
         }),
         plots: plots.length,
+        scene: renderer !== null,
+        sceneError,
       };
     },
   };
