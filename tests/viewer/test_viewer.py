@@ -33,16 +33,27 @@ def read_log(path):
 
 
 @pytest.fixture(scope="module")
-def browser():
+def playwright():
     assert CHROMIUM, "Chromium is needed (apt-get install chromium)"
     with sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path=CHROMIUM,
-            # SwiftShader: WebGL without a GPU.
-            args=["--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader"],
-        )
-        yield b
-        b.close()
+        yield p
+
+
+@pytest.fixture(scope="module")
+def browser(playwright):
+    # SwiftShader: WebGL without a GPU.
+    b = playwright.chromium.launch(
+        executable_path=CHROMIUM, args=["--no-sandbox", "--use-angle=swiftshader", "--enable-unsafe-swiftshader"]
+    )
+    yield b
+    b.close()
+
+
+@pytest.fixture(scope="module")
+def browser_without_webgl(playwright):
+    b = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-3d-apis", "--disable-gpu"])
+    yield b
+    b.close()
 
 
 class Page:
@@ -210,6 +221,65 @@ def test_a_monte_carlo_page_lists_every_run_with_its_verdict(browser, tmp_path):
         # Every figure decoded.
         assert p.page.eval_on_selector_all("figure img", "imgs => imgs.every(i => i.complete && i.naturalWidth > 0)")
         assert s["figures"] >= 1
+        assert p.errors() == []
+    finally:
+        p.close()
+
+
+def test_without_webgl_the_page_says_so_and_the_rest_works(browser_without_webgl, flight):
+    """A browser with no WebGL (a VM, a remote desktop, a hardened browser):
+    the 3D pane says why; the plots, the timeline, the slider and the
+    read-out work, and no error is thrown."""
+    rows = read_log(flight / "log.csv")
+    p = Page(browser_without_webgl, flight / "flight.html")
+    try:
+        assert p.page.evaluate("!document.createElement('canvas').getContext('webgl2')")
+        s = p.state()
+        assert s["scene"] is False and "WebGL" in s["sceneError"]
+        assert p.page.inner_text("#scene").startswith("No 3D view: ")
+        assert p.page.locator("#scene canvas").count() == 0
+        assert s["plots"] >= 6 and p.page.locator(".uplot canvas").count() >= 6
+        assert p.page.locator("#timeline .band").count() >= 6
+        marks = "m => m.map(x => x.style.left)"
+        before = p.page.eval_on_selector_all(".time-marker", marks)
+        p.slide_to(451)
+        s = p.state()
+        assert s["index"] == 451 and s["time_us"] == int(rows[451]["time_us"])
+        v = s["vehicles"][0]
+        assert v["position_ned"] == [float(rows[451][k]) for k in ("x_m", "y_m", "z_m")]
+        assert f"t {int(rows[451]['time_us']) / 1e6:.3f} s" in p.page.inner_text("#hud")
+        after = p.page.eval_on_selector_all(".time-marker", marks)
+        assert len(after) == s["plots"] and after != before
+        assert p.errors() == []
+    finally:
+        p.close()
+
+
+def test_a_monte_carlo_page_counts_runs_not_crashes(browser, tmp_path):
+    """A run that crashed twice is one run that crashed; a run that did not
+    complete is not one that failed its verdict (the CLI's words)."""
+    lockstep("montecarlo", "examples/scenarios/montecarlo.toml", "--runs", "4", "--out", tmp_path)
+    path = tmp_path / "runs.csv"
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        header, runs = reader.fieldnames, list(reader)
+    runs[0].update(passed="false", reason="crash: 1.0 m/s at 12.0 s; crash: 0.6 m/s at 15.5 s")
+    runs[1].update(passed="false", reason="crash: 2.0 m/s at 3.0 s; max_tilt_deg: 61.0 > 45.0")
+    runs[2].update(status="failed", passed="", reason="the worker was killed by signal SIGSEGV")
+    runs[3].update(status="completed", passed="true", reason="")
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=header, lineterminator="\n")
+        w.writeheader()
+        w.writerows(runs)
+    lockstep("view", tmp_path)
+    p = Page(browser, tmp_path / "montecarlo.html")
+    try:
+        s = p.state()
+        assert (s["failed"], s["failedVerdict"], s["incomplete"]) == (3, 2, 1)
+        assert s["why"] == {"crash": 2, "max_tilt_deg": 1, "the worker was killed by signal SIGSEGV": 1}
+        text = p.page.inner_text("#verdict")
+        assert "2 of 4 runs failed their verdict, 1 of 4 did not complete" in text
+        assert "crash: 2 runs" in text and "max_tilt_deg: 1 run" in text
         assert p.errors() == []
     finally:
         p.close()
