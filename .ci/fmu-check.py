@@ -7,7 +7,8 @@ usage: python3 .ci/fmu-check.py VEHICLE.FMU NATIVE_LOG.CSV
   reproduces the native run's true state bit for bit at every row of the
   native CSV log (`lockstep fly --log`, whose numbers round-trip exactly);
 - a communication step that is not a whole number of microseconds is
-  refused with fmi2Error and a logged message saying so;
+  refused with fmi2Error and a logged message saying so, the instance then
+  in FMI's error state until fmi2Reset;
 - a simulation asked to run past the scenario's end keeps everything up to
   the end (each step from the end is fmi2Discard with fmi2Terminated, which
   FMPy takes as the end of the run);
@@ -84,7 +85,14 @@ except Exception as e:  # fmpy raises FMICallException on fmi2Error
     if expected not in printed.getvalue():
         sys.exit(f"refused ({e}) without logging `{expected}`: {printed.getvalue()!r}")
     print(f"a step of 500.5 us: refused, logged `{expected}`")
-slave.terminate()
+# FMI 2.0's error state after it: fmi2Terminate refused, fmi2Reset taken.
+try:
+    with contextlib.redirect_stdout(io.StringIO()):
+        slave.terminate()
+    sys.exit("fmi2Terminate was taken after fmi2Error")
+except Exception:
+    print("after it: fmi2Terminate refused (FMI's error state), fmi2Reset taken")
+slave.reset()
 slave.freeInstance()
 
 # Past the end: FMPy stops at the scenario's end with every row before it.

@@ -20,8 +20,11 @@ pub enum Phase {
     Initialization,
     Stepping,
     Terminated,
-    /// A step failed: only reading, terminating, resetting and freeing.
-    Failed,
+    /// A call returned fmi2Error (a failed step, a refused value, a call
+    /// out of order): FMI 2.0's error state, where only the getters (for
+    /// debugging), fmi2SetDebugLogging, fmi2Reset and fmi2FreeInstance
+    /// may be called.
+    Error,
 }
 
 /// The current value of an input or parameter.
@@ -178,7 +181,7 @@ impl Instance {
                     v.name
                 ));
             }
-            (Input, Phase::Terminated | Phase::Failed) => {
+            (Input, Phase::Terminated | Phase::Error) => {
                 return Err(format!("`{}`: the instance is {:?}", v.name, self.phase));
             }
             (Input, _) => {}
@@ -393,7 +396,7 @@ impl Instance {
             if let Err(e) = engine.step() {
                 let message = e.to_string();
                 let _ = self.end_with(Err(e));
-                self.phase = Phase::Failed;
+                self.phase = Phase::Error;
                 return Err(message);
             }
         }

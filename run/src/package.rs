@@ -191,6 +191,16 @@ fn check_exports(lib: &Path, bytes: &[u8]) -> Result<(), String> {
             file.kind()
         ));
     }
+    // binaries/linux64 is x86-64's: a library built for another machine
+    // or as 32-bit would fail only when a master loads it.
+    if file.architecture() != object::Architecture::X86_64 || !file.is_64() {
+        return Err(format!(
+            "the FMU library {} is built for {:?}{}, not x86-64 (the FMU's binaries/linux64)",
+            lib.display(),
+            file.architecture(),
+            if file.is_64() { "" } else { " (32-bit)" }
+        ));
+    }
     let exports = file
         .exports()
         .map_err(|e| format!("the FMU library {}: its symbols: {e}", lib.display()))?;

@@ -15,7 +15,7 @@ use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 
-use crate::instance::{Instance, Value};
+use crate::instance::{Instance, Phase, Value};
 use crate::variables::Kind;
 
 pub type fmi2Status = c_int;
@@ -112,10 +112,21 @@ fn with_status(
             return FMI2_ERROR;
         };
         let comp = &mut *guard;
+        if comp.instance.phase == Phase::Error && !allowed_in_error(what) {
+            comp.log(
+                FMI2_ERROR,
+                "logStatusError",
+                &format!(
+                    "{what}: the instance is in FMI's error state (an earlier call returned fmi2Error): only the fmi2Get functions, fmi2SetDebugLogging, fmi2Reset and fmi2FreeInstance may be called"
+                ),
+            );
+            return FMI2_ERROR;
+        }
         match catch_unwind(AssertUnwindSafe(|| f(comp))) {
             Ok(Ok(status)) => status,
             Ok(Err(e)) => {
                 comp.log(FMI2_ERROR, "logStatusError", &format!("{what}: {e}"));
+                comp.instance.phase = Phase::Error;
                 FMI2_ERROR
             }
             Err(_) => {
@@ -129,6 +140,13 @@ fn with_status(
         }
     }))
     .unwrap_or(FMI2_FATAL)
+}
+
+/// What FMI 2.0 allows in its error state: the getters (their values for
+/// debugging only), the status queries, fmi2SetDebugLogging, fmi2Reset
+/// (which leaves it) and fmi2FreeInstance.
+fn allowed_in_error(what: &str) -> bool {
+    what.starts_with("fmi2Get") || matches!(what, "fmi2SetDebugLogging" | "fmi2Reset")
 }
 
 const TYPES_PLATFORM: &CStr = c"default";

@@ -1,6 +1,7 @@
 //! The FMI 2.0 contract as a master meets it: what the standard lets a
-//! master do wrong is refused with an error status and the instance left
-//! as it was, never a crash or a file destroyed.
+//! master do wrong is refused with an error status, never a crash or a
+//! file destroyed; after fmi2Error the instance is in FMI's error state
+//! (the getters, fmi2Reset and fmi2FreeInstance only) until it is reset.
 
 use std::ffi::c_int;
 use std::path::Path;
@@ -29,8 +30,9 @@ fn a_log_path_naming_the_fmus_own_files_is_refused() {
             "{}",
             own.display()
         );
+        in_error_until_reset(&fmu, c, vr);
     }
-    // Still usable: a log elsewhere is taken, and the run flies.
+    // Reset, it is usable: a log elsewhere is taken, and the run flies.
     let log = dir.join("fmu.csv");
     assert_eq!(fmu.set_string(c, vr["log_path"], log.to_str().unwrap()), 0);
     fmu.init(c);
@@ -38,6 +40,61 @@ fn a_log_path_naming_the_fmus_own_files_is_refused() {
     fmu.free(c);
     assert_eq!(std::fs::read(&scenario).unwrap(), before);
     assert!(Path::new(&log).exists());
+}
+
+/// The instance is in FMI 2.0's error state: setting an input, entering
+/// or leaving initialization, stepping and terminating are refused; the
+/// getters, the status queries and fmi2SetDebugLogging answer; fmi2Reset
+/// leaves it (back to instantiated, the parameters at their defaults).
+fn in_error_until_reset(fmu: &Fmu, c: Component, vr: &Refs) {
+    let wind = vr["wind_offset_north_mps"];
+    assert_eq!(fmu.set_real(c, wind, 0.0), 3, "fmi2SetReal in error");
+    for call in [
+        "fmi2EnterInitializationMode",
+        "fmi2ExitInitializationMode",
+        "fmi2Terminate",
+    ] {
+        assert_eq!(fmu.call(call, c), 3, "{call} in error");
+    }
+    assert_eq!(fmu.step(c, 0.0, 0.1), 3, "fmi2DoStep in error");
+    assert_eq!(fmu.reals(c, &[wind]).len(), 1, "fmi2GetReal answers");
+    assert_eq!(terminated(fmu, c).0, 0, "fmi2GetBooleanStatus answers");
+    let logging: unsafe extern "C" fn(Component, c_int, usize, *const *const i8) -> c_int =
+        fmu.sym("fmi2SetDebugLogging");
+    // SAFETY: a live component, no categories.
+    assert_eq!(unsafe { logging(c, 0, 0, std::ptr::null()) }, 0);
+    assert_eq!(fmu.call("fmi2Reset", c), 0);
+    assert_eq!(fmu.set_real(c, wind, 0.0), 0, "usable after fmi2Reset");
+}
+
+/// A refused value during initialization: fmi2ExitInitializationMode is
+/// refused after it (it was accepted, and the run went on from the error),
+/// and so is every step, until fmi2Reset.
+#[test]
+fn after_an_error_only_getters_reset_and_free_are_allowed() {
+    let (unpacked, fmu, guid, vr) = idle_fmu();
+    let c = fmu.instantiate(unpacked, guid);
+    assert_eq!(fmu.call("fmi2EnterInitializationMode", c), 0);
+    assert_eq!(
+        fmu.set_string(
+            c,
+            vr["log_path"],
+            unpacked.join("resources/scenario.toml").to_str().unwrap()
+        ),
+        3
+    );
+    assert_eq!(fmu.call("fmi2ExitInitializationMode", c), 3);
+    in_error_until_reset(&fmu, c, vr);
+    // While stepping: a value out of bounds, then nothing steps.
+    fmu.init(c);
+    assert_eq!(fmu.step(c, 0.0, 0.1), 0);
+    assert_eq!(fmu.set_real(c, vr["wind_offset_east_mps"], f64::NAN), 3);
+    assert_eq!(fmu.step(c, 0.1, 0.1), 3);
+    in_error_until_reset(&fmu, c, vr);
+    // Reset, the run flies again from the start.
+    fmu.init(c);
+    assert_eq!(fmu.step(c, 0.0, 0.1), 0);
+    fmu.free(c);
 }
 
 /// The shared idle FMU, loaded: (unpacked, master, GUID, value references).
@@ -97,17 +154,20 @@ fn setup(fmu: &Fmu, c: Component, start: f64, stop: Option<f64>) -> c_int {
 /// were accepted).
 #[test]
 fn the_experiment_is_set_up_once_before_initialization() {
-    let (unpacked, fmu, guid, _) = idle_fmu();
+    let (unpacked, fmu, guid, vr) = idle_fmu();
     let c = fmu.instantiate(unpacked, guid);
-    assert_eq!(setup(&fmu, c, 0.0, Some(-1.0)), 3, "stop before start");
-    assert_eq!(setup(&fmu, c, 0.0, Some(f64::NAN)), 3, "stop NaN");
-    assert_eq!(setup(&fmu, c, 2.0, None), 3, "the scenario starts at 0");
+    let refused = |status: c_int, why: &str| {
+        assert_eq!(status, 3, "{why}");
+        in_error_until_reset(&fmu, c, vr);
+    };
+    refused(setup(&fmu, c, 0.0, Some(-1.0)), "stop before start");
+    refused(setup(&fmu, c, 0.0, Some(f64::NAN)), "stop NaN");
+    refused(setup(&fmu, c, 2.0, None), "the scenario starts at 0");
     assert_eq!(setup(&fmu, c, 0.0, Some(1.0)), 0);
     assert_eq!(fmu.call("fmi2EnterInitializationMode", c), 0);
-    assert_eq!(setup(&fmu, c, 0.0, Some(1.0)), 3, "in initialization");
-    assert_eq!(fmu.call("fmi2ExitInitializationMode", c), 0);
-    assert_eq!(setup(&fmu, c, 0.0, Some(1.0)), 3, "while stepping");
-    assert_eq!(fmu.call("fmi2Reset", c), 0);
+    refused(setup(&fmu, c, 0.0, Some(1.0)), "in initialization");
+    fmu.init(c);
+    refused(setup(&fmu, c, 0.0, Some(1.0)), "while stepping");
     assert_eq!(setup(&fmu, c, 0.0, None), 0, "after a reset");
     fmu.free(c);
 }
@@ -130,8 +190,11 @@ fn values_are_checked_all_first_and_against_the_scenarios_bounds() {
     let north = vr["start_north_m"];
     let east = vr["start_east_m"];
     assert_eq!(set_reals(&fmu, c, &[north, 999_999], &[5.0, 1.0]), 3);
+    assert_eq!(fmu.reals(c, &[north, east]), [0.0, 0.0], "nothing set");
+    in_error_until_reset(&fmu, c, vr);
     assert_eq!(set_reals(&fmu, c, &[north, east], &[5.0, 1e300]), 3);
     assert_eq!(fmu.reals(c, &[north, east]), [0.0, 0.0], "nothing set");
+    in_error_until_reset(&fmu, c, vr);
     for (name, bad) in [
         ("start_north_m", 1.000_001e6),
         ("start_east_m", -2e6),
@@ -140,6 +203,7 @@ fn values_are_checked_all_first_and_against_the_scenarios_bounds() {
         ("wind_offset_down_mps", -100.5),
     ] {
         assert_eq!(fmu.set_real(c, vr[name], bad), 3, "{name} = {bad}");
+        in_error_until_reset(&fmu, c, vr);
     }
     assert_eq!(
         set_reals(&fmu, c, &[north, east], &[5.0, -1e6]),
@@ -149,6 +213,8 @@ fn values_are_checked_all_first_and_against_the_scenarios_bounds() {
     assert_eq!(fmu.reals(c, &[north, east]), [5.0, -1e6]);
     fmu.init(c);
     assert_eq!(fmu.set_real(c, vr["wind_offset_north_mps"], 1e6), 3);
+    in_error_until_reset(&fmu, c, vr);
+    fmu.init(c);
     assert_eq!(fmu.set_real(c, vr["wind_offset_north_mps"], 100.0), 0);
     assert_eq!(fmu.step(c, 0.0, 0.1), 0);
     fmu.free(c);

@@ -78,8 +78,6 @@ fn the_fmu_flies_the_rust_apis_flight_bit_for_bit() {
         }
     }
     assert_eq!(compared, 179);
-    // A step that is not whole microseconds.
-    assert_eq!(fmu.step(c, 89.999, 0.0000005), 3, "fmi2Error");
     // A step past the end: taken to the end, fmi2Discard, and the status
     // says where it stopped.
     assert_eq!(fmu.step(c, 89.999, 0.002), 2, "fmi2Discard");
@@ -110,7 +108,10 @@ fn the_fmu_flies_the_rust_apis_flight_bit_for_bit() {
         2,
         "nothing left to step: fmi2Discard"
     );
-    assert_eq!(fmu.call("fmi2Terminate", c), 0);
+    // A step that is not whole microseconds: fmi2Error, and FMI's error
+    // state after it (fmi2Terminate refused, fmi2FreeInstance taken).
+    assert_eq!(fmu.step(c, 90.0, 0.0000005), 3, "fmi2Error");
+    assert_eq!(fmu.call("fmi2Terminate", c), 3);
     fmu.free(c);
 }
 
@@ -135,11 +136,6 @@ fn parameters_and_inputs_reach_the_run_and_the_log_is_joined_before_free() {
         assert_eq!(fmu.reals(c, &[vr["truth_north_m"]]), [0.0]);
         assert_eq!(fmu.call("fmi2ExitInitializationMode", c), 0);
         assert_eq!(fmu.set_real(c, vr["wind_offset_north_mps"], wind), 0);
-        assert_eq!(
-            fmu.set_real(c, vr["wind_offset_east_mps"], f64::NAN),
-            3,
-            "not finite"
-        );
         for k in 0..10_000u64 {
             assert_eq!(fmu.step(c, k as f64 * 0.001, 0.001), 0);
         }
@@ -283,6 +279,22 @@ fn an_fmu_written_over_its_scenario_or_where_it_cannot_be_is_refused() {
             format!(
                 "lockstep fmu: the FMU library {} is not a shared library: Unknown file magic\n",
                 scenario.display()
+            )
+        )
+    );
+    // The FMU library built for another machine (ARM): its e_machine
+    // patched, its exports all there.
+    let mut arm = std::fs::read(&lib).unwrap();
+    arm[18..20].copy_from_slice(&40u16.to_le_bytes());
+    let arm_lib = dir.join("liblockstep_fmu_arm.so");
+    std::fs::write(&arm_lib, arm).unwrap();
+    assert_eq!(
+        run(&dir.join("x.fmu"), &arm_lib),
+        (
+            Some(2),
+            format!(
+                "lockstep fmu: the FMU library {} is built for Arm, not x86-64 (the FMU's binaries/linux64)\n",
+                arm_lib.display()
             )
         )
     );
