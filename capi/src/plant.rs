@@ -217,9 +217,13 @@ pub unsafe extern "C" fn lockstep_plant_set_wind(
     })
 }
 
-/// Integrates `dt_us` microseconds with the inputs held. After an error (a
-/// non-finite state, a step that became too small) the state is the last
-/// accepted one and the handle is failed (`LOCKSTEP_ERR_FAILED` after).
+/// Integrates `dt_us` microseconds with the inputs held. `dt_us` above
+/// `LOCKSTEP_PLANT_MAX_STEP_US` (10 s) is `LOCKSTEP_ERR_ARGUMENT`, the
+/// handle unchanged and usable: step longer intervals in parts (a call
+/// holds its caller for at most about 0.1 s). After an error of the
+/// integration (a non-finite state, a step that became too small) the
+/// state is the last accepted one and the handle is failed
+/// (`LOCKSTEP_ERR_FAILED` after).
 ///
 /// Thread-safe: calls on one handle are serialized.
 ///
@@ -233,13 +237,8 @@ pub unsafe extern "C" fn lockstep_plant_step(
 ) -> lockstep_status {
     with(plant, |e| {
         e.usable("plant")?;
-        let to = e
-            .value
-            .now()
-            .0
-            .checked_add(dt_us)
-            .ok_or_else(|| argument(format!("{dt_us} us past now overflows the clock")))?;
-        if let Err(err) = e.value.advance_to(Micros(to)) {
+        let to = e.value.step_end(dt_us).map_err(argument)?;
+        if let Err(err) = e.value.advance_to(to) {
             let f = Failure::new(lockstep_status::LOCKSTEP_ERR_PLANT, err.to_string());
             e.failed = Some(f.clone());
             return Err(f);

@@ -10,6 +10,10 @@ use crate::boundary::{Failure, Versioned, argument};
 /// Most rotors a vehicle has (the motor arrays' length).
 pub const LOCKSTEP_HARNESS_MAX_ROTORS: usize = 12;
 
+/// The longest interval one `lockstep_plant_step` covers, µs (10 s).
+pub const LOCKSTEP_PLANT_MAX_STEP_US: u64 = 10_000_000;
+const _: () = assert!(LOCKSTEP_PLANT_MAX_STEP_US == lockstep_harness::engine::PLANT_MAX_STEP_US);
+
 const _: () = assert!(
     LOCKSTEP_HARNESS_MAX_ROTORS == lockstep_plant::multirotor::MAX_ROTORS
         && LOCKSTEP_HARNESS_MAX_ROTORS == lockstep_abi::ffi::LOCKSTEP_MAX_ROTORS as usize

@@ -70,6 +70,11 @@
 #define LOCKSTEP_HARNESS_MAX_ROTORS 12
 
 /**
+ * The longest interval one `lockstep_plant_step` covers, µs (10 s).
+ */
+#define LOCKSTEP_PLANT_MAX_STEP_US 10000000
+
+/**
  * The autopilot runs in this process.
  */
 #define LOCKSTEP_ISOLATION_IN_PROCESS 0
@@ -931,9 +936,13 @@ lockstep_status lockstep_plant_set_motors(struct lockstep_plant *plant,
 lockstep_status lockstep_plant_set_wind(struct lockstep_plant *plant, const double *wind_ned_mps);
 
 /**
- * Integrates `dt_us` microseconds with the inputs held. After an error (a
- * non-finite state, a step that became too small) the state is the last
- * accepted one and the handle is failed (`LOCKSTEP_ERR_FAILED` after).
+ * Integrates `dt_us` microseconds with the inputs held. `dt_us` above
+ * `LOCKSTEP_PLANT_MAX_STEP_US` (10 s) is `LOCKSTEP_ERR_ARGUMENT`, the
+ * handle unchanged and usable: step longer intervals in parts (a call
+ * holds its caller for at most about 0.1 s). After an error of the
+ * integration (a non-finite state, a step that became too small) the
+ * state is the last accepted one and the handle is failed
+ * (`LOCKSTEP_ERR_FAILED` after).
  *
  * Thread-safe: calls on one handle are serialized.
  *

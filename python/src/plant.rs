@@ -5,7 +5,6 @@
 
 use std::sync::Mutex;
 
-use lockstep_harness::Micros;
 use lockstep_harness::engine::{AircraftPlantError, PlantRunner};
 use lockstep_plant::integrate::Method;
 use numpy::{PyArray1, PyReadonlyArray1};
@@ -143,13 +142,12 @@ impl Plant {
         })
     }
 
-    /// Integrates `dt_us` microseconds with the inputs held.
+    /// Integrates `dt_us` microseconds with the inputs held; at most 10 s
+    /// a call (`ValueError` above it: step in parts).
     fn step(&self, py: Python<'_>, dt_us: u64) -> PyResult<()> {
         self.with(py, |p| {
-            let to = p.now().0.checked_add(dt_us).ok_or_else(|| {
-                PyValueError::new_err(format!("{dt_us} us past now overflows the clock"))
-            })?;
-            py.detach(|| p.advance_to(Micros(to)))
+            let to = p.step_end(dt_us).map_err(PyValueError::new_err)?;
+            py.detach(|| p.advance_to(to))
                 .map_err(|e| run_error(lockstep_run::RunError::run_failure(e.to_string())))?;
             Ok(())
         })

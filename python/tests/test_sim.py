@@ -202,6 +202,14 @@ def test_plant_alone_counts_its_work_and_refuses_bad_commands():
     with pytest.raises(ValueError) as e:
         p.set_motors(np.zeros(6))
     assert str(e.value) == "commands: 6 values, expected 4"
+    # Seconds taken for microseconds: refused at once, the plant unmoved.
+    now = p.time_us
+    with pytest.raises(ValueError) as e:
+        p.step(1 << 40)
+    assert str(e.value) == f"dt_us = {1 << 40}: one step covers at most 10000000 us (10 s); step in parts"
+    assert p.time_us == now
+    p.step(10_000_000)
+    assert p.time_us == now + 10_000_000
     with pytest.raises(lockstep.ConfigurationError) as e:
         lockstep.Plant("iris", integrator="rk5")
     assert str(e.value) == 'integrator="rk5": no integrator by that name (euler, rk4, bs32, dp54)'

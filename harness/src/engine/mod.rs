@@ -51,7 +51,7 @@ pub use logging::{finish_log, open_log, shaped_row};
 pub use migration::LogHandle;
 pub use options::{RunOptions, cores};
 pub use pace::Pace;
-pub use plant_runner::PlantRunner;
+pub use plant_runner::{MAX_STEP_US as PLANT_MAX_STEP_US, PlantRunner};
 pub use reach::Reach;
 pub use vehicle::{FaultsInForce, SensorFaultKind};
 

@@ -17,7 +17,28 @@ pub struct PlantRunner {
     now: Micros,
 }
 
+/// The longest interval one [`PlantRunner::advance_by`] covers: 10 s.
+/// A host with its own controller steps at its control rate (ms); a longer
+/// request is a mistake (seconds for microseconds), and integrating it
+/// would hold the caller for minutes or hours. 10 s takes about 0.1 s.
+pub const MAX_STEP_US: u64 = 10_000_000;
+
 impl PlantRunner {
+    /// The time `dt_us` from now, when one step may cover it
+    /// ([`MAX_STEP_US`]); else why not, naming `dt_us`.
+    pub fn step_end(&self, dt_us: u64) -> Result<Micros, String> {
+        if dt_us > MAX_STEP_US {
+            return Err(format!(
+                "dt_us = {dt_us}: one step covers at most {MAX_STEP_US} us (10 s); step in parts"
+            ));
+        }
+        self.now
+            .0
+            .checked_add(dt_us)
+            .map(Micros)
+            .ok_or_else(|| format!("{dt_us} us past now overflows the clock"))
+    }
+
     /// `plant` at state `x` (at time 0), stepped by `method` with `options`;
     /// every input at its default (motors enabled at zero command, batteries
     /// connected, no wind).

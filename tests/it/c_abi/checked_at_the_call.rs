@@ -168,3 +168,46 @@ fn fault_values_and_plant_states_hold_the_scenarios_bounds() {
         assert_eq!(lockstep::plant::lockstep_plant_free(p), LOCKSTEP_OK);
     }
 }
+
+/// `dt_us` above `LOCKSTEP_PLANT_MAX_STEP_US` (seconds taken for
+/// microseconds: 2^40 us integrated for hours) is refused at once, the
+/// plant unmoved and usable; the bound itself is stepped.
+#[test]
+fn a_plant_step_longer_than_its_bound_is_refused_at_once() {
+    use lockstep::plant::{lockstep_plant_free, lockstep_plant_new, lockstep_plant_step};
+    let mut p = std::ptr::null_mut();
+    let now = |p| {
+        let mut t = u64::MAX;
+        // SAFETY: a live handle and a local out-value.
+        let status = unsafe { lockstep::plant::lockstep_plant_time_us(p, &mut t) };
+        assert_eq!(status, LOCKSTEP_OK);
+        t
+    };
+    // SAFETY: valid strings and out-values; `p` is live until freed.
+    unsafe {
+        assert_eq!(
+            lockstep_plant_new(c"iris".as_ptr(), std::ptr::null(), 0, &mut p),
+            LOCKSTEP_OK
+        );
+        let started = std::time::Instant::now();
+        for dt in [1u64 << 40, LOCKSTEP_PLANT_MAX_STEP_US + 1, u64::MAX] {
+            assert_eq!(lockstep_plant_step(p, dt), LOCKSTEP_ERR_ARGUMENT, "{dt}");
+            assert_eq!(
+                super::last_error(),
+                format!("dt_us = {dt}: one step covers at most 10000000 us (10 s); step in parts")
+            );
+            assert_eq!(now(p), 0);
+        }
+        assert!(
+            started.elapsed().as_secs_f64() < 0.5,
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(
+            lockstep_plant_step(p, LOCKSTEP_PLANT_MAX_STEP_US),
+            LOCKSTEP_OK
+        );
+        assert_eq!(now(p), 10_000_000);
+        assert_eq!(lockstep_plant_free(p), LOCKSTEP_OK);
+    }
+}
