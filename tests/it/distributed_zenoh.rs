@@ -326,24 +326,81 @@ fn pause_and_resume_reach_every_secondary_and_change_nothing() {
         assert_eq!(r.code(), 0, "{}", r.stderr);
         assert_eq!(r.stdout.trim(), format!("{cmd}: ok"));
     };
+    let mut p = p;
     ctl("pause");
-    // While paused the logs do not grow.
-    std::thread::sleep(Duration::from_millis(300));
-    let log = run.dir.join("out").join("lane00.csv");
-    let rows = std::fs::read_to_string(&log).unwrap().lines().count();
-    std::thread::sleep(Duration::from_millis(700));
-    assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), rows);
+    // The primary says where it paused; while paused, no lane logs a row
+    // past that time. (Rows from before it may still reach the disk: the
+    // log is written in blocks by a thread of its own, and counting lines
+    // failed on a loaded machine.)
+    let mut before = until_line(&mut p, "lockstep fly: paused at t = ");
+    let paused_us = micros_of(before.lines().last().unwrap());
+    let out = run.dir.join("out");
+    let end = Instant::now() + Duration::from_secs(1);
+    let mut checked = 0;
+    while Instant::now() < end {
+        for lane in ["lane00.csv", "lane01.csv"] {
+            let last = last_row_time(&out.join(lane));
+            assert!(
+                last <= Some(paused_us),
+                "{lane}: a row at {last:?} us, paused at {paused_us} us"
+            );
+            checked += 1;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(checked >= 10);
     ctl("resume");
     let (code, stdout, stderr, _) = finish(p, Duration::from_secs(300));
+    before.push_str(&stderr);
+    let stderr = before;
     for c in s {
         assert_eq!(finish(c, Duration::from_secs(30)).0, Some(0));
     }
     assert_eq!(code, Some(3), "{stderr}");
-    assert!(stderr.contains("lockstep fly: paused at t = "), "{stderr}");
     assert!(stderr.contains("lockstep fly: resumed at t = "), "{stderr}");
     let j = report(&stdout);
     let one = single_process(&run.dir.join("single"), "40");
     assert_same_vehicles(&one, &j);
+}
+
+/// Reads `c`'s stderr up to and with the line that starts with `prefix`
+/// (a byte at a time: the rest stays in the pipe for [`finish`]).
+fn until_line(c: &mut Child, prefix: &str) -> String {
+    use std::io::Read;
+    let pipe = c.stderr.as_mut().unwrap();
+    let mut text = Vec::new();
+    let mut byte = [0u8];
+    loop {
+        assert_eq!(
+            pipe.read(&mut byte).unwrap(),
+            1,
+            "stderr ended: {}",
+            String::from_utf8_lossy(&text)
+        );
+        text.push(byte[0]);
+        let s = String::from_utf8_lossy(&text);
+        if byte[0] == b'\n' && s.lines().last().is_some_and(|l| l.starts_with(prefix)) {
+            return s.into_owned();
+        }
+    }
+}
+
+/// The µs of "... t = 12.345000 s".
+fn micros_of(line: &str) -> u64 {
+    let t = line.rsplit("t = ").next().unwrap().trim_end_matches(" s");
+    let (s, us) = t.split_once('.').unwrap();
+    s.parse::<u64>().unwrap() * 1_000_000 + us.parse::<u64>().unwrap()
+}
+
+/// The time of the last whole row of a CSV log (its first column), if any.
+fn last_row_time(log: &Path) -> Option<u64> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let whole = &text[..text.rfind('\n').map_or(0, |i| i + 1)];
+    whole
+        .lines()
+        .skip(1)
+        .last()
+        .and_then(|row| row.split(',').next()?.parse().ok())
 }
 
 /// The vehicles' outcomes and log digests are the same (their log paths
