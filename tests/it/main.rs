@@ -52,6 +52,7 @@ mod orchestrate;
 mod orchestrate_processes;
 mod parsers_fuzz;
 mod plots;
+mod readme;
 mod record_replay;
 mod recording_integrity;
 mod reentrant;
