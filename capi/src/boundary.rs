@@ -330,7 +330,8 @@ use lockstep_harness::engine::EngineError;
 /// that failed, as the one classification says
 /// ([`lockstep_harness::outcome::class`]).
 pub(crate) fn engine_failure(e: &EngineError) -> Failure {
-    use lockstep_harness::outcome::class::{Part, classify};
+    use lockstep_harness::engine::classify::classify;
+    use lockstep_harness::outcome::class::Part;
     let status = match classify(e).part {
         Part::Input => LOCKSTEP_ERR_CONFIG,
         Part::Argument => LOCKSTEP_ERR_ARGUMENT,

@@ -6,7 +6,7 @@
 use std::ops::AddAssign;
 use std::time::{Duration, Instant};
 
-use lockstep_harness::io::persist::{Persist, Reader};
+use lockstep_harness::persist::{Persist, Reader};
 
 use super::{Primary, PrimaryError};
 use crate::link::PrimaryLink;

@@ -109,7 +109,7 @@ pub struct Report {
     /// `lockstep_harness::engine::Reach`).
     pub speed_mps: f64,
     pub accel_mps2: f64,
-    /// The log rows since the last ack, encoded (see `lockstep_harness::io::persist`).
+    /// The log rows since the last ack, encoded (see `lockstep_harness::persist`).
     pub rows: Vec<u8>,
     pub row_count: u32,
     /// Its state, when released.

@@ -12,12 +12,12 @@ use lockstep_abi::Isolation;
 use lockstep_fleet::FleetScenario;
 use lockstep_harness::Micros;
 use lockstep_harness::engine::{Engine, EngineError};
-use lockstep_harness::io::persist::Persist;
+use lockstep_harness::persist::Persist;
 
 use crate::link::{LinkError, SecondaryLink};
 use crate::protocol::{Ack, Failure, Frame, Report, Step};
 use crate::served::{Relay, Station};
-use lockstep_harness::outcome::class::classify;
+use lockstep_harness::engine::classify::classify;
 use lockstep_harness::outcome::report::VehicleOutcome;
 
 /// Why a secondary stopped.

@@ -98,13 +98,16 @@ impl RunError {
 
     /// An engine's error while it ran, classified.
     pub fn of_run(e: &lockstep_harness::engine::EngineError) -> RunError {
-        RunError::classified(lockstep_harness::outcome::class::classify(e), e.to_string())
+        RunError::classified(
+            lockstep_harness::engine::classify::classify(e),
+            e.to_string(),
+        )
     }
 
     /// An engine's error while it was built, classified.
     pub fn of_build(e: &lockstep_harness::engine::EngineError) -> RunError {
         RunError::classified(
-            lockstep_harness::outcome::class::classify_build(e),
+            lockstep_harness::engine::classify::classify_build(e),
             e.to_string(),
         )
     }

@@ -297,7 +297,7 @@ fn a_port_in_use_is_refused_before_the_flight() {
             "px4-sitl: cannot listen on TCP 127.0.0.1:{port}: Address already in use (os error 98)"
         )
     );
-    let c = lockstep_harness::outcome::class::classify_build(&e);
+    let c = lockstep_harness::engine::classify::classify_build(&e);
     assert_eq!(
         c.class,
         lockstep_harness::outcome::class::ErrorClass::Configuration

@@ -236,15 +236,15 @@ impl Avionics {
     }
 }
 
-// The avionics' running state (see crate::io::persist); the autopilot's own
+// The avionics' running state (see crate::persist); the autopilot's own
 // state moves through its snapshot functions (see Engine::snapshot).
-crate::io::persist::persist_fields!(SensorFault {
+crate::persist::persist_fields!(SensorFault {
     dropout,
     freeze,
     bias
 });
 
-crate::io::persist::persist_fields!(Avionics {
+crate::persist::persist_fields!(Avionics {
     imu,
     mag,
     baro,

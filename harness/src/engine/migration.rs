@@ -15,7 +15,7 @@ use crate::io::log::FlightLog;
 use crate::io::log_meta::LogMeta;
 use lockstep_abi::AutopilotSnapshot;
 
-use crate::io::persist::{Persist, PersistError, Reader};
+use crate::persist::{Persist, PersistError, Reader};
 
 /// The first bytes of a vehicle state, and its format version.
 const MAGIC: &[u8; 8] = b"LKVSTAT2";
@@ -39,7 +39,7 @@ impl Engine {
         self.vehicle.save(&mut w);
         self.wind_offset.save(&mut w);
         ap.last_time_us.save(&mut w);
-        crate::io::persist::save_len(ap.bytes.len(), &mut w);
+        crate::persist::save_len(ap.bytes.len(), &mut w);
         w.extend_from_slice(&ap.bytes);
         Ok(w)
     }

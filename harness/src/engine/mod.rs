@@ -33,6 +33,7 @@ use crate::{CadenceError, Micros};
 pub mod autopilot_config;
 mod avionics;
 mod build;
+pub mod classify;
 mod events;
 mod hosted;
 mod logging;
@@ -109,7 +110,7 @@ pub enum EngineError {
     GroundStation { reason: String },
     /// A vehicle state that does not load into this vehicle.
     #[error(transparent)]
-    State(#[from] crate::io::persist::PersistError),
+    State(#[from] crate::persist::PersistError),
 }
 
 /// `4 motors, numbered 0 to 3`, `1 battery, numbered 0`.

@@ -136,9 +136,9 @@ impl PlantRunner {
     }
 }
 
-// The plant's running state (see crate::io::persist): its state vector, the
+// The plant's running state (see crate::persist): its state vector, the
 // inputs it holds, the integrator's memory and its time.
-crate::io::persist::persist_fields!(PlantInputs {
+crate::persist::persist_fields!(PlantInputs {
     motor_cmd,
     wind_ned_mps,
     motor_enabled,
@@ -147,7 +147,7 @@ crate::io::persist::persist_fields!(PlantInputs {
     external_force_ned_n
 });
 
-impl crate::io::persist::Persist for PlantRunner {
+impl crate::persist::Persist for PlantRunner {
     fn save(&self, w: &mut Vec<u8>) {
         self.x.save(w);
         self.inputs.save(w);
@@ -159,8 +159,8 @@ impl crate::io::persist::Persist for PlantRunner {
     }
     fn load(
         &mut self,
-        r: &mut crate::io::persist::Reader<'_>,
-    ) -> Result<(), crate::io::persist::PersistError> {
+        r: &mut crate::persist::Reader<'_>,
+    ) -> Result<(), crate::persist::PersistError> {
         self.x.load(r)?;
         self.inputs.load(r)?;
         let (mut h, mut e, mut s) = (None::<u64>, 0.0f64, [0u64; 3]);

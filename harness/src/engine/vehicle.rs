@@ -281,16 +281,16 @@ impl Vehicle {
     }
 }
 
-// The vehicle's running state (see crate::io::persist). `outputs` is left out:
+// The vehicle's running state (see crate::persist). `outputs` is left out:
 // every boundary that reads it computes it first.
-crate::io::persist::persist_fields!(FaultState {
+crate::persist::persist_fields!(FaultState {
     motor_failed,
     thrust_loss,
     battery_disconnected,
     sensors,
     push_ned_n
 });
-crate::io::persist::persist_fields!(Vehicle {
+crate::persist::persist_fields!(Vehicle {
     physics,
     avionics,
     faults,

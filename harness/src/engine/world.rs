@@ -87,14 +87,14 @@ impl World {
     }
 }
 
-/// The world's running state (see crate::io::persist): the events' fired
+/// The world's running state (see crate::persist): the events' fired
 /// flags travel, the events themselves are the scenario's.
-impl crate::io::persist::Persist for World {
+impl crate::persist::Persist for World {
     fn save(&self, w: &mut Vec<u8>) {
         self.timeline.save(w);
         self.wind.save(w);
         self.wind_now.save(w);
-        crate::io::persist::save_len(self.events.len(), w);
+        crate::persist::save_len(self.events.len(), w);
         for (_, fired) in &self.events {
             fired.save(w);
         }
@@ -106,14 +106,14 @@ impl crate::io::persist::Persist for World {
     }
     fn load(
         &mut self,
-        r: &mut crate::io::persist::Reader<'_>,
-    ) -> Result<(), crate::io::persist::PersistError> {
+        r: &mut crate::persist::Reader<'_>,
+    ) -> Result<(), crate::persist::PersistError> {
         self.timeline.load(r)?;
         self.wind.load(r)?;
         self.wind_now.load(r)?;
         let n = r.len(usize::MAX, "the events")?;
         if n != self.events.len() {
-            return Err(crate::io::persist::PersistError::Mismatch {
+            return Err(crate::persist::PersistError::Mismatch {
                 what: format!("{n} events where this scenario has {}", self.events.len()),
             });
         }

@@ -142,9 +142,9 @@ pub fn to_ned(g: [f64; 3], mean_ned: [f64; 3]) -> [f64; 3] {
     [c * g[0] - sn * g[1], sn * g[0] + c * g[1], g[2]]
 }
 
-// The state a vehicle carries to another process (see crate::io::persist).
-crate::io::persist::persist_fields!(Second { z1, z2 });
-crate::io::persist::persist_fields!(Dryden {
+// The state a vehicle carries to another process (see crate::persist).
+crate::persist::persist_fields!(Second { z1, z2 });
+crate::persist::persist_fields!(Dryden {
     w20_mps,
     u,
     v,

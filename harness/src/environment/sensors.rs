@@ -433,10 +433,10 @@ impl Estimator {
     }
 }
 
-// The state a vehicle carries to another process (see crate::io::persist):
+// The state a vehicle carries to another process (see crate::persist):
 // every field, the configurations included (a noise-scaling event changes
 // them while the run steps).
-use crate::io::persist::persist_fields;
+use crate::persist::persist_fields;
 persist_fields!(Truth {
     time,
     position_ned_m,

@@ -173,8 +173,8 @@ impl Wind {
     }
 }
 
-// The state a vehicle carries to another process (see crate::io::persist).
-crate::io::persist::persist_fields!(Gust {
+// The state a vehicle carries to another process (see crate::persist).
+crate::persist::persist_fields!(Gust {
     start,
     rise,
     hold,
@@ -182,7 +182,7 @@ crate::io::persist::persist_fields!(Gust {
     amplitude_ned_mps
 });
 
-impl crate::io::persist::Persist for Wind {
+impl crate::persist::Persist for Wind {
     fn save(&self, w: &mut Vec<u8>) {
         self.state.save(w);
         self.rng.save(w);
@@ -194,8 +194,8 @@ impl crate::io::persist::Persist for Wind {
     }
     fn load(
         &mut self,
-        r: &mut crate::io::persist::Reader<'_>,
-    ) -> Result<(), crate::io::persist::PersistError> {
+        r: &mut crate::persist::Reader<'_>,
+    ) -> Result<(), crate::persist::PersistError> {
         self.state.load(r)?;
         self.rng.load(r)?;
         // Whether there is a Dryden filter is the scenario's (both sides

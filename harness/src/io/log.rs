@@ -659,7 +659,7 @@ impl Drop for FlightLog {
 
 // A row travels (a distributed secondary sends its vehicles' rows to the
 // primary, which writes them): loaded over a row of the vehicle's shape.
-crate::io::persist::persist_fields!(LogRow {
+crate::persist::persist_fields!(LogRow {
     time_us,
     truth,
     geodetic,

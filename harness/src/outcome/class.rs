@@ -1,15 +1,13 @@
 //! One classification of what went wrong, for every front end: the CLI's
 //! exit statuses, the C ABI's status codes and Python's exceptions all
-//! derive from [`Classified`], and nothing else classifies an error.
+//! derive from [`Classified`], and nothing else classifies an error (an
+//! engine's errors are classified beside them: `engine::classify`).
 //!
 //! Two questions, answered once: was it the input's fault, the run's, the
 //! verdict's or a signal's ([`ErrorClass`]), and which part failed
 //! ([`Part`]: the C ABI names it in its status codes).
 
-use lockstep_abi::AbiError;
 use serde::{Deserialize, Serialize};
-
-use crate::engine::EngineError;
 
 /// How a run that did not succeed went wrong.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -105,7 +103,8 @@ pub struct Classified {
 }
 
 impl Classified {
-    fn new(class: ErrorClass, part: Part) -> Classified {
+    /// A classification without a signal.
+    pub fn new(class: ErrorClass, part: Part) -> Classified {
         Classified {
             class,
             part,
@@ -116,72 +115,6 @@ impl Classified {
     /// The process's exit status.
     pub fn exit_status(self) -> u8 {
         self.class.exit_status(self.signal)
-    }
-}
-
-/// Whether the loader's checks refused the library, or its parameters or
-/// mission refused the scenario's: the input's fault, before any flight.
-fn refused_library(e: &AbiError) -> bool {
-    matches!(
-        e,
-        AbiError::LibraryNotFound { .. }
-            | AbiError::LibraryLoad { .. }
-            | AbiError::MissingSymbol { .. }
-            | AbiError::AbiVersionMismatch { .. }
-            | AbiError::UnknownCapabilities { .. }
-            | AbiError::InvalidLayoutTable { .. }
-            | AbiError::LayoutMismatch { .. }
-            | AbiError::NotReentrant { .. }
-            | AbiError::HostUnavailable { .. }
-            | AbiError::MissionRejected { .. }
-            | AbiError::Param { .. }
-            | AbiError::Unsupported { .. }
-            | AbiError::PartialGroup { .. }
-            | AbiError::StackUnsupported { .. }
-            | AbiError::StackListen { .. }
-    )
-}
-
-/// The classification of an engine's error.
-pub fn classify(e: &EngineError) -> Classified {
-    use ErrorClass::{Configuration, RunFailure};
-    match e {
-        EngineError::Interrupted { signal, .. } => Classified {
-            class: ErrorClass::Interrupted,
-            part: Part::Signal,
-            signal: Some(*signal),
-        },
-        EngineError::Spec(_)
-        | EngineError::Mission(_)
-        | EngineError::Config(_)
-        | EngineError::Invalid { .. } => Classified::new(Configuration, Part::Input),
-        EngineError::RecordTooLate { .. } => Classified::new(Configuration, Part::Argument),
-        EngineError::Abi(a) if refused_library(a) => {
-            Classified::new(Configuration, Part::Autopilot)
-        }
-        EngineError::Abi(_) => Classified::new(RunFailure, Part::Autopilot),
-        EngineError::Integrator(_) => Classified::new(RunFailure, Part::Plant),
-        EngineError::Log(_)
-        | EngineError::Ulog(_)
-        | EngineError::Record(_)
-        | EngineError::GroundStation { .. } => Classified::new(RunFailure, Part::Output),
-        EngineError::HostTruth { .. } | EngineError::State(_) => {
-            Classified::new(RunFailure, Part::Argument)
-        }
-        EngineError::Ended { .. } => Classified::new(RunFailure, Part::Ended),
-        EngineError::HostTime { .. } => Classified::new(RunFailure, Part::Time),
-        EngineError::HostOwnsPlant { .. } => Classified::new(RunFailure, Part::Unsupported),
-    }
-}
-
-/// The classification of an error building an engine: as [`classify`], but
-/// a log that cannot be created is a refused input (an output path).
-pub fn classify_build(e: &EngineError) -> Classified {
-    match e {
-        EngineError::Log(_) | EngineError::Ulog(_) => {
-            Classified::new(ErrorClass::Configuration, Part::Output)
-        }
-        e => classify(e),
     }
 }
 
@@ -205,31 +138,5 @@ mod tests {
             assert_eq!(ErrorClass::of_exit_status(c.exit_status(Some(15))), Some(c));
         }
         assert_eq!(ErrorClass::of_exit_status(0), None);
-    }
-
-    #[test]
-    fn a_refused_library_is_the_input_and_a_crash_is_the_run() {
-        let refused = EngineError::Abi(AbiError::LibraryNotFound {
-            path: "/nowhere.so".into(),
-        });
-        assert_eq!(
-            classify(&refused),
-            Classified::new(ErrorClass::Configuration, Part::Autopilot)
-        );
-        let crashed = EngineError::Abi(AbiError::CreateFailed {
-            message: "no".into(),
-        });
-        assert_eq!(
-            classify(&crashed),
-            Classified::new(ErrorClass::RunFailure, Part::Autopilot)
-        );
-        let signal = EngineError::Interrupted {
-            signal: 15,
-            time_us: 4000,
-        };
-        assert_eq!(classify(&signal).exit_status(), 143);
-        let log = EngineError::Log(std::io::Error::other("full"));
-        assert_eq!(classify(&log).class, ErrorClass::RunFailure);
-        assert_eq!(classify_build(&log).class, ErrorClass::Configuration);
     }
 }

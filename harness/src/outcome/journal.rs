@@ -136,11 +136,11 @@ impl Journal {
     }
 }
 
-/// The journal travels with its vehicle (see crate::io::persist): entries of
+/// The journal travels with its vehicle (see crate::persist): entries of
 /// any number.
-impl crate::io::persist::Persist for Journal {
+impl crate::persist::Persist for Journal {
     fn save(&self, w: &mut Vec<u8>) {
-        crate::io::persist::save_len(self.entries.len(), w);
+        crate::persist::save_len(self.entries.len(), w);
         for e in &self.entries {
             e.time_us.save(w);
             w.push(e.kind as u8);
@@ -152,8 +152,8 @@ impl crate::io::persist::Persist for Journal {
     }
     fn load(
         &mut self,
-        r: &mut crate::io::persist::Reader<'_>,
-    ) -> Result<(), crate::io::persist::PersistError> {
+        r: &mut crate::persist::Reader<'_>,
+    ) -> Result<(), crate::persist::PersistError> {
         let n = r.len(MAX_ENTRIES, "the timeline")?;
         self.entries.clear();
         for _ in 0..n {
@@ -166,7 +166,7 @@ impl crate::io::persist::Persist for Journal {
                 3 => EntryKind::Failsafe,
                 4 => EntryKind::Crash,
                 k => {
-                    return Err(crate::io::persist::PersistError::Mismatch {
+                    return Err(crate::persist::PersistError::Mismatch {
                         what: format!("{k} is not a timeline entry kind"),
                     });
                 }

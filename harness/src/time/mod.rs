@@ -27,6 +27,18 @@ pub use cadence_error::CadenceError;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Micros(pub u64);
 
+impl crate::persist::Persist for Micros {
+    fn save(&self, w: &mut Vec<u8>) {
+        self.0.save(w);
+    }
+    fn load(
+        &mut self,
+        r: &mut crate::persist::Reader<'_>,
+    ) -> Result<(), crate::persist::PersistError> {
+        self.0.load(r)
+    }
+}
+
 impl Micros {
     pub const ZERO: Micros = Micros(0);
 

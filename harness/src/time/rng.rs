@@ -97,7 +97,7 @@ impl Stream {
 /// A stream's state is Xoshiro256++'s four words (read through its serde
 /// form, the only public view of them); loading seeds the generator with
 /// them, which sets exactly that state.
-impl crate::io::persist::Persist for Stream {
+impl crate::persist::Persist for Stream {
     fn save(&self, w: &mut Vec<u8>) {
         let v = serde_json::to_value(&self.rng).expect("a generator state serializes");
         for k in 0..4 {
@@ -109,12 +109,12 @@ impl crate::io::persist::Persist for Stream {
     }
     fn load(
         &mut self,
-        r: &mut crate::io::persist::Reader<'_>,
-    ) -> Result<(), crate::io::persist::PersistError> {
+        r: &mut crate::persist::Reader<'_>,
+    ) -> Result<(), crate::persist::PersistError> {
         let mut seed = [0u8; 32];
         seed.copy_from_slice(r.take(32)?);
         if seed == [0u8; 32] {
-            return Err(crate::io::persist::PersistError::Mismatch {
+            return Err(crate::persist::PersistError::Mismatch {
                 what: "a random stream in the all-zero state".into(),
             });
         }

@@ -159,9 +159,9 @@ impl Timeline {
     }
 }
 
-/// Where the timeline stands (see crate::io::persist); its cadences, events
+/// Where the timeline stands (see crate::persist); its cadences, events
 /// and end are the scenario's.
-impl crate::io::persist::Persist for Timeline {
+impl crate::persist::Persist for Timeline {
     fn save(&self, w: &mut Vec<u8>) {
         self.next_due.save(w);
         self.next_event.save(w);
@@ -170,8 +170,8 @@ impl crate::io::persist::Persist for Timeline {
     }
     fn load(
         &mut self,
-        r: &mut crate::io::persist::Reader<'_>,
-    ) -> Result<(), crate::io::persist::PersistError> {
+        r: &mut crate::persist::Reader<'_>,
+    ) -> Result<(), crate::persist::PersistError> {
         self.next_due.load(r)?;
         self.next_event.load(r)?;
         self.now.load(r)?;

@@ -17,7 +17,7 @@ use lockstep_fleet::{Fleet, FleetError, FleetScenario};
 use lockstep_harness::engine::RunOptions;
 use lockstep_harness::inputs::scenario::Override;
 use lockstep_harness::io::log_meta::sidecar_path;
-use lockstep_harness::outcome::class::{self, Classified, ErrorClass, Part};
+use lockstep_harness::outcome::class::{Classified, ErrorClass, Part};
 use lockstep_harness::outcome::report::VehicleOutcome;
 
 pub use report::{
@@ -97,8 +97,10 @@ impl std::fmt::Debug for PreparedFleet {
 /// The classification of a fleet's error.
 fn classify(e: &FleetError, building: bool) -> Classified {
     match e {
-        FleetError::Vehicle { source, .. } if building => class::classify_build(source),
-        FleetError::Vehicle { source, .. } => class::classify(source),
+        FleetError::Vehicle { source, .. } if building => {
+            lockstep_harness::engine::classify::classify_build(source)
+        }
+        FleetError::Vehicle { source, .. } => lockstep_harness::engine::classify::classify(source),
         FleetError::Interrupted { signal, .. } => Classified {
             class: ErrorClass::Interrupted,
             part: Part::Signal,

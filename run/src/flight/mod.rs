@@ -153,7 +153,7 @@ pub fn report(
             None,
         ),
         Err(e) => {
-            let c = class::classify(e);
+            let c = lockstep_harness::engine::classify::classify(e);
             let outcome = if c.class == ErrorClass::Interrupted {
                 Outcome::Interrupted
             } else {

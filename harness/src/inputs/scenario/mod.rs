@@ -66,6 +66,11 @@ use checks::{MAX_TICK_US, each_within, positive, within};
 pub use dispersions::{Dispersions, SpecAdjust};
 use events::event;
 pub use events::{MAX_TAKEOFF_M, MIN_TAKEOFF_M, action_now};
+pub use expect::{
+    DEFAULT_FLY_AWAY_MARGIN_M, DEFAULT_IMPACT_SPEED_MPS, DEFAULT_LOSS_OF_CONTROL_S,
+    DEFAULT_LOSS_OF_CONTROL_TILT_DEG, DEFAULT_LOSS_OF_CONTROL_YAW_RATE_DPS, Expectations, Spot,
+    Volume,
+};
 use file::{File, PeriodSection, WindKind};
 pub use overrides::Override;
 use settings::sensor_settings;
@@ -114,7 +119,7 @@ pub struct Scenario {
     /// `[autopilot]`'s flight stack, when one flies instead of a library.
     pub stack: Option<lockstep_stacks::StackOptions>,
     /// `[expect]`: crash thresholds and the conditions of the verdict.
-    pub expect: crate::outcome::verdict::Expectations,
+    pub expect: Expectations,
     /// `[world]`: the origin (when given) and how far a mission may reach.
     pub world: crate::inputs::origin::WorldSettings,
     /// `[montecarlo]`: what a Monte Carlo batch disperses (none when absent).

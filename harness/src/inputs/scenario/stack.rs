@@ -169,7 +169,7 @@ pub(super) fn refuse_operator_inputs(
 pub(super) fn refuse_unseen(
     kind: StackKind,
     events: &[Event],
-    expect: &crate::outcome::verdict::Expectations,
+    expect: &super::Expectations,
     cadences: &[crate::Cadence],
 ) -> Result<(), KeyError> {
     if expect.mission_finished.is_some() {

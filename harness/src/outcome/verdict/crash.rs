@@ -4,7 +4,7 @@
 use std::fmt;
 
 use crate::Micros;
-use crate::io::persist::{Persist, PersistError, Reader};
+use crate::persist::{Persist, PersistError, Reader};
 
 /// A crash and when it happened.
 #[derive(Debug, Clone, PartialEq)]

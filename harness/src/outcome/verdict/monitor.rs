@@ -373,10 +373,10 @@ impl Monitor {
     }
 }
 
-/// The monitor travels with its vehicle (see crate::io::persist).
-impl crate::io::persist::Persist for Monitor {
+/// The monitor travels with its vehicle (see crate::persist).
+impl crate::persist::Persist for Monitor {
     fn save(&self, w: &mut Vec<u8>) {
-        crate::io::persist::save_len(self.crashes.len(), w);
+        crate::persist::save_len(self.crashes.len(), w);
         for c in &self.crashes {
             c.save(w);
         }
@@ -401,8 +401,8 @@ impl crate::io::persist::Persist for Monitor {
     }
     fn load(
         &mut self,
-        r: &mut crate::io::persist::Reader<'_>,
-    ) -> Result<(), crate::io::persist::PersistError> {
+        r: &mut crate::persist::Reader<'_>,
+    ) -> Result<(), crate::persist::PersistError> {
         let n = r.len(64, "the crashes")?;
         self.crashes.clear();
         for _ in 0..n {

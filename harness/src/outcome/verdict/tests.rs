@@ -436,7 +436,7 @@ fn a_spin_or_a_tilt_held_in_the_air_is_a_loss_of_control() {
 
 #[test]
 fn the_monitor_travels_whole() {
-    use crate::io::persist::Persist;
+    use crate::persist::Persist;
     let mut m = Monitor::new(Expectations::default());
     m.set_mission((0.0, 0.0, 0.0), &square());
     m.observe(in_mode(
@@ -454,8 +454,7 @@ fn the_monitor_travels_whole() {
     let mut bytes = Vec::new();
     m.save(&mut bytes);
     let mut back = Monitor::new(Expectations::default());
-    back.load(&mut crate::io::persist::Reader::new(&bytes))
-        .unwrap();
+    back.load(&mut crate::persist::Reader::new(&bytes)).unwrap();
     let mut again = Vec::new();
     back.save(&mut again);
     assert_eq!(bytes, again);

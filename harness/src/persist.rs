@@ -10,8 +10,6 @@
 //! Each type lists the fields it saves with [`persist_fields!`]; a type
 //! with private or foreign state implements [`Persist`] by hand.
 
-use crate::Micros;
-
 /// Why saved bytes could not be loaded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PersistError {
@@ -132,15 +130,6 @@ impl Persist for bool {
     }
 }
 
-impl Persist for Micros {
-    fn save(&self, w: &mut Vec<u8>) {
-        self.0.save(w);
-    }
-    fn load(&mut self, r: &mut Reader<'_>) -> Result<(), PersistError> {
-        self.0.load(r)
-    }
-}
-
 impl<T: Persist, const N: usize> Persist for [T; N] {
     fn save(&self, w: &mut Vec<u8>) {
         for x in self {
@@ -244,15 +233,15 @@ impl Persist for String {
 /// Implements [`Persist`] for a struct by its listed fields, in order.
 macro_rules! persist_fields {
     ($t:ty { $($f:ident),* $(,)? }) => {
-        impl $crate::io::persist::Persist for $t {
+        impl $crate::persist::Persist for $t {
             fn save(&self, w: &mut Vec<u8>) {
-                $( $crate::io::persist::Persist::save(&self.$f, w); )*
+                $( $crate::persist::Persist::save(&self.$f, w); )*
             }
             fn load(
                 &mut self,
-                r: &mut $crate::io::persist::Reader<'_>,
-            ) -> Result<(), $crate::io::persist::PersistError> {
-                $( $crate::io::persist::Persist::load(&mut self.$f, r)?; )*
+                r: &mut $crate::persist::Reader<'_>,
+            ) -> Result<(), $crate::persist::PersistError> {
+                $( $crate::persist::Persist::load(&mut self.$f, r)?; )*
                 Ok(())
             }
         }
@@ -277,6 +266,7 @@ pub fn load_all<T: Persist + ?Sized>(v: &mut T, bytes: &[u8]) -> Result<(), Pers
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Micros;
 
     #[derive(Debug, Default, PartialEq)]
     struct S {
