@@ -296,7 +296,7 @@ pub fn command(verb: &'static str, a: FlyArgs) -> ExitCode {
     flight::fly(
         verb,
         FlightRequest {
-            scenario,
+            scenario: scenario.into(),
             autopilot,
             overrides,
             outputs: FlightOutputs {
@@ -307,6 +307,7 @@ pub fn command(verb: &'static str, a: FlyArgs) -> ExitCode {
                 out: a.out,
             },
             isolation,
+            spelling: lockstep_run::choice::Spelling::Cli,
         },
         pace,
         gcs,

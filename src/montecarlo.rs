@@ -252,7 +252,7 @@ fn rerun(
         );
     }
     let request = lockstep_run::flight::FlightRequest {
-        scenario,
+        scenario: scenario.into(),
         autopilot,
         overrides: all,
         outputs: lockstep_run::flight::FlightOutputs {
@@ -261,6 +261,7 @@ fn rerun(
         },
         // As `lockstep fly` flies it by default.
         isolation: lockstep_abi::Isolation::Process(lockstep_abi::IsolationOptions::default()),
+        spelling: lockstep_run::choice::Spelling::Cli,
     };
     let output = if quiet {
         crate::Output::Quiet

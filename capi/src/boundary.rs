@@ -330,9 +330,14 @@ use lockstep_harness::engine::EngineError;
 /// that failed, as the one classification says
 /// ([`lockstep_harness::outcome::class`]).
 pub(crate) fn engine_failure(e: &EngineError) -> Failure {
-    use lockstep_harness::engine::classify::classify;
+    let part = lockstep_harness::engine::classify::classify(e).part;
+    Failure::new(status_of(part), e.to_string())
+}
+
+/// The status that names `part`.
+fn status_of(part: lockstep_harness::outcome::class::Part) -> lockstep_status {
     use lockstep_harness::outcome::class::Part;
-    let status = match classify(e).part {
+    match part {
         Part::Input => LOCKSTEP_ERR_CONFIG,
         Part::Argument => LOCKSTEP_ERR_ARGUMENT,
         Part::Autopilot => LOCKSTEP_ERR_AUTOPILOT,
@@ -342,8 +347,27 @@ pub(crate) fn engine_failure(e: &EngineError) -> Failure {
         Part::Ended => LOCKSTEP_ERR_ENDED,
         Part::Unsupported => LOCKSTEP_ERR_UNSUPPORTED,
         Part::Signal => LOCKSTEP_ERR_FAILED,
-    };
-    Failure::new(status, e.to_string())
+    }
+}
+
+/// The run layer's refusal (a flight prepared): the status of the part it
+/// names (a refused input without one is `LOCKSTEP_ERR_CONFIG`), the
+/// message with the lines that say more.
+impl From<lockstep_run::RunError> for Failure {
+    fn from(e: lockstep_run::RunError) -> Failure {
+        use lockstep_harness::outcome::class::ErrorClass;
+        let status = match (e.part, e.class) {
+            (Some(p), _) => status_of(p),
+            (None, ErrorClass::Configuration) => LOCKSTEP_ERR_CONFIG,
+            (None, _) => LOCKSTEP_ERR_FAILED,
+        };
+        let mut message = e.message;
+        for line in e.context {
+            message.push('\n');
+            message.push_str(&line);
+        }
+        Failure::new(status, message)
+    }
 }
 
 impl From<EngineError> for Failure {

@@ -12,6 +12,7 @@ use std::path::Path;
 use lockstep_harness::Micros;
 use lockstep_harness::engine::{HostBattery, HostTruth, HostedVehicle};
 use lockstep_harness::environment::sensors::Truth;
+use lockstep_run::flight::ScenarioSource;
 
 use crate::boundary::*;
 use crate::options::{Setup, scenario_file, scenario_text, setup};
@@ -34,18 +35,15 @@ pub(crate) struct Bridge {
 
 static BRIDGES: Registry<Bridge> = Registry::new(2, "lockstep_bridge");
 
-fn create(
-    scenario: &lockstep_harness::inputs::scenario::Scenario,
-    s: Setup,
-    out: *mut *mut lockstep_bridge,
-) -> Outcome {
+fn create(scenario: ScenarioSource, s: Setup, out: *mut *mut lockstep_bridge) -> Outcome {
     let out = non_null_mut(out, "out_bridge")?;
     if s.log.is_some() || s.record.is_some() {
         return Err(argument(
             "options.log_path and options.record_path are for whole vehicles: a bridge has no plant to log",
         ));
     }
-    let hosted = HostedVehicle::new(scenario, Path::new(&s.autopilot), &s.isolation)?;
+    let scenario = scenario.load(&[])?;
+    let hosted = HostedVehicle::new(&scenario, Path::new(&s.autopilot), &s.isolation)?;
     let rotors = hosted.motor_commands().len();
     let h = BRIDGES.insert(Bridge { hosted, rotors })?;
     // SAFETY: `out` is non-NULL and writable (the caller's promise).
@@ -73,7 +71,7 @@ pub unsafe extern "C" fn lockstep_bridge_new_from_file(
         let scenario = unsafe { scenario_file(scenario_path) }?;
         // SAFETY: as above.
         let s = unsafe { setup(options) }?;
-        create(&scenario, s, out_bridge)
+        create(scenario, s, out_bridge)
     })
 }
 
@@ -97,7 +95,7 @@ pub unsafe extern "C" fn lockstep_bridge_new_from_toml(
         let scenario = unsafe { scenario_text(toml, base_dir) }?;
         // SAFETY: as above.
         let s = unsafe { setup(options) }?;
-        create(&scenario, s, out_bridge)
+        create(scenario, s, out_bridge)
     })
 }
 

@@ -6,6 +6,7 @@ use std::ffi::c_char;
 use std::path::PathBuf;
 
 use lockstep_abi::Isolation;
+use lockstep_run::flight::ScenarioSource;
 
 use crate::boundary::*;
 use crate::types::*;
@@ -65,12 +66,10 @@ pub(crate) unsafe fn setup(options: *const lockstep_options) -> Result<Setup, Fa
 ///
 /// # Safety
 /// `path` is NULL or NUL-terminated.
-pub(crate) unsafe fn scenario_file(
-    path: *const c_char,
-) -> Result<lockstep_harness::inputs::scenario::Scenario, Failure> {
+pub(crate) unsafe fn scenario_file(path: *const c_char) -> Result<ScenarioSource, Failure> {
     // SAFETY: the caller's promise.
     let p = unsafe { text(path, "scenario_path") }?;
-    Ok(lockstep_harness::inputs::scenario::Scenario::load(p)?)
+    Ok(ScenarioSource::File(p.into()))
 }
 
 /// A scenario given as TOML text; its relative paths are taken from
@@ -81,13 +80,14 @@ pub(crate) unsafe fn scenario_file(
 pub(crate) unsafe fn scenario_text(
     toml: *const c_char,
     base_dir: *const c_char,
-) -> Result<lockstep_harness::inputs::scenario::Scenario, Failure> {
+) -> Result<ScenarioSource, Failure> {
     // SAFETY: the caller's promise.
     let t = unsafe { text(toml, "toml") }?;
     // SAFETY: the caller's promise.
     let dir = unsafe { optional_path(base_dir, "base_dir") }?.unwrap_or_else(|| ".".into());
-    Ok(lockstep_harness::inputs::scenario::Scenario::from_toml_str(
+    let s = lockstep_harness::inputs::scenario::Scenario::from_toml_str(
         t,
         dir.join("(scenario text)"),
-    )?)
+    )?;
+    Ok(ScenarioSource::Loaded(Box::new(s)))
 }

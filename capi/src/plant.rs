@@ -123,7 +123,7 @@ pub unsafe extern "C" fn lockstep_plant_new_from_scenario(
     guard(|| {
         let out = non_null_mut(out_plant, "out_plant")?;
         // SAFETY: the caller's promise.
-        let scenario = unsafe { crate::options::scenario_file(scenario_path) }?;
+        let scenario = unsafe { crate::options::scenario_file(scenario_path) }?.load(&[])?;
         let runner = PlantRunner::from_scenario(&scenario)?;
         let h = PLANTS.insert(runner)?;
         // SAFETY: non-NULL and writable (the caller's promise).

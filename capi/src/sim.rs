@@ -5,11 +5,10 @@
 
 use std::ffi::c_char;
 
-use lockstep_harness::engine::{Engine, EngineError};
+use lockstep_harness::engine::EngineError;
 use lockstep_harness::inputs::mission::Mission;
-use lockstep_harness::io::log_meta::sidecar_path;
-use lockstep_harness::io::paths::{check_outputs, scenario_inputs};
-use lockstep_run::flight::{FlightReport, ReportContext};
+use lockstep_run::choice::Spelling;
+use lockstep_run::flight::{FlightOutputs, FlightReport, FlightRequest, ScenarioSource};
 use lockstep_run::session::{Session, SessionError};
 
 use crate::boundary::*;
@@ -29,46 +28,25 @@ pub(crate) type Sim = Session;
 
 static SIMS: Registry<Sim> = Registry::new(1, "lockstep_sim");
 
-/// Refuses a log (or its sidecar) or recording that names one of the
-/// run's inputs or the other output, before anything is opened: the
-/// command line's check, for the options' paths.
-fn check_outputs_of(scenario: &lockstep_harness::inputs::scenario::Scenario, s: &Setup) -> Outcome {
-    let sidecar = s.log.as_deref().map(sidecar_path);
-    let outputs: Vec<(&str, &std::path::Path)> = [
-        ("options.log_path", s.log.as_deref()),
-        ("the log's sidecar", sidecar.as_deref()),
-        ("options.record_path", s.record.as_deref()),
-    ]
-    .into_iter()
-    .filter_map(|(w, p)| p.map(|p| (w, p)))
-    .collect();
-    let inputs = scenario_inputs(&scenario.file, &s.autopilot, scenario);
-    check_outputs(&inputs, &outputs).map_err(argument)
-}
-
-fn create(
-    scenario: &lockstep_harness::inputs::scenario::Scenario,
-    s: Setup,
-    out: *mut *mut lockstep_sim,
-) -> Outcome {
+/// The stepped flight of `scenario` with `s`, prepared by the run layer as
+/// every front end's is (its checks reach C: outputs against inputs, the
+/// log's cadence, the engine), in a new handle at `*out`.
+fn create(scenario: ScenarioSource, s: Setup, out: *mut *mut lockstep_sim) -> Outcome {
     let out = non_null_mut(out, "out_sim")?;
-    check_outputs_of(scenario, &s)?;
-    let mut engine =
-        Engine::with_isolation(scenario, &s.autopilot, s.log.as_deref(), &s.isolation)?;
-    if let Some(r) = &s.record {
-        engine.record_to(r)?;
-    }
-    let context = ReportContext {
-        scenario: scenario.file.display().to_string(),
-        description: scenario.description.clone(),
+    let request = FlightRequest {
+        scenario,
+        autopilot: s.autopilot,
         overrides: Vec::new(),
-        autopilot: s.autopilot.display().to_string(),
-        isolated: engine.autopilot().is_isolated(),
-        seed: scenario.seed,
-        log: s.log,
-        recording: s.record,
+        outputs: FlightOutputs {
+            log: s.log,
+            record: s.record,
+            ..FlightOutputs::default()
+        },
+        isolation: s.isolation,
+        spelling: Spelling::C,
     };
-    let h = SIMS.insert(Session::new(engine, context))?;
+    let session = lockstep_run::flight::prepare(request)?.into_session();
+    let h = SIMS.insert(session)?;
     // SAFETY: `out` is non-NULL and, by the caller's promise, writable.
     unsafe { *out = std::ptr::without_provenance_mut(h) };
     Ok(())
@@ -95,7 +73,7 @@ pub unsafe extern "C" fn lockstep_sim_new_from_file(
         let scenario = unsafe { scenario_file(scenario_path) }?;
         // SAFETY: as above.
         let s = unsafe { setup(options) }?;
-        create(&scenario, s, out_sim)
+        create(scenario, s, out_sim)
     })
 }
 
@@ -120,7 +98,7 @@ pub unsafe extern "C" fn lockstep_sim_new_from_toml(
         let scenario = unsafe { scenario_text(toml, base_dir) }?;
         // SAFETY: as above.
         let s = unsafe { setup(options) }?;
-        create(&scenario, s, out_sim)
+        create(scenario, s, out_sim)
     })
 }
 

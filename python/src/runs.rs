@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use lockstep_harness::io::log::digest_of;
 use lockstep_run::batch::{BatchRequest, Workers};
+use lockstep_run::choice::Spelling;
 use lockstep_run::flight::{FlightOutputs, FlightRequest};
 use lockstep_run::study::StudyRequest;
 use pyo3::prelude::*;
@@ -83,7 +84,7 @@ pub fn _fly<'py>(
     let iso = crate::args::isolation(py, isolation.as_ref(), step_timeout.as_ref())?;
     let out = none_is_none(&out).map(|v| path("out", v)).transpose()?;
     let request = FlightRequest {
-        scenario,
+        scenario: scenario.into(),
         autopilot,
         overrides,
         outputs: FlightOutputs {
@@ -91,6 +92,7 @@ pub fn _fly<'py>(
             ..FlightOutputs::default()
         },
         isolation: iso,
+        spelling: Spelling::Python,
     };
     let ((prepared, report, rows, shape), caught) = interruptible(py, |flag, progress| {
         let mut prepared = match lockstep_run::flight::prepare(request) {

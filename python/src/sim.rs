@@ -8,6 +8,7 @@ use std::sync::Mutex;
 
 use lockstep_harness::inputs::mission::Mission;
 use lockstep_harness::inputs::scenario::{Action, Override, action_now};
+use lockstep_run::choice::Spelling;
 use lockstep_run::flight::{FlightOutputs, FlightRequest};
 use lockstep_run::session::{Session, SessionError};
 use numpy::PyArray1;
@@ -139,7 +140,7 @@ impl Sim {
         let (scenario, autopilot, overrides) = args.resolve()?;
         let isolation = crate::args::isolation(py, isolation.as_ref(), step_timeout.as_ref())?;
         let request = FlightRequest {
-            scenario,
+            scenario: scenario.into(),
             autopilot,
             overrides,
             outputs: FlightOutputs {
@@ -150,6 +151,7 @@ impl Sim {
                 ..FlightOutputs::default()
             },
             isolation,
+            spelling: Spelling::Python,
         };
         let session = build(py, &request)?;
         Ok(Sim {
@@ -469,7 +471,7 @@ impl Sim {
             let e = b.session.engine();
             Ok(format!(
                 "Sim({}, {}, t={} us of {} us{})",
-                b.request.scenario.display(),
+                b.request.scenario.path().display(),
                 e.plant().name,
                 e.now().0,
                 e.end().0,

@@ -38,6 +38,20 @@ def test_a_sim_stepped_to_its_end_writes_the_flights_log(tmp_path, square):
     assert r["verdict"] == f.report["verdict"]
 
 
+def test_a_log_without_a_log_cadence_is_refused_as_fly_refuses_it(idle, tmp_path):
+    """A Sim is prepared by the run layer as every front end's flight is,
+    its messages in Python's spelling."""
+    bare = tmp_path / "bare.toml"
+    bare.write_text(idle.read_text().replace("log = { rate_hz = 10 }\n", ""))
+    with pytest.raises(lockstep.ConfigurationError) as e:
+        lockstep.Sim(bare, log=tmp_path / "log.csv")
+    assert str(e.value) == (
+        f"log given but {bare} has no `log` cadence under [cadences] "
+        '(add one, or set={"cadences.log.rate_hz": 10})'
+    )
+    assert not (tmp_path / "log.csv").exists()
+
+
 def test_snapshot_step_restore_step_gives_the_same_bits(square):
     s = lockstep.Sim(square, duration=40)
     s.run_until(12_000_000)

@@ -19,6 +19,8 @@ pub enum Spelling {
     Cli,
     /// `seed=7`, `params={"NAME": VALUE}`.
     Python,
+    /// The C ABI's `lockstep_options`: `options.log_path`.
+    C,
 }
 
 impl Spelling {
@@ -29,6 +31,19 @@ impl Spelling {
             (Spelling::Cli, n) => format!("--{n}"),
             (Spelling::Python, "param") => "params".into(),
             (Spelling::Python, n) => n.to_string(),
+            (Spelling::C, n @ ("log" | "record")) => format!("options.{n}_path"),
+            (Spelling::C, n) => format!("options.{n}"),
+        }
+    }
+
+    /// How to set scenario `key` to `value` from this front end, for
+    /// messages: `--set key=value`, `set={"key": value}`; `None` where
+    /// it cannot (a C host edits its scenario).
+    pub fn set_key(self, key: &str, value: &str) -> Option<String> {
+        match self {
+            Spelling::Cli => Some(format!("--set {key}={value}")),
+            Spelling::Python => Some(format!("set={{\"{key}\": {value}}}")),
+            Spelling::C => None,
         }
     }
 
@@ -36,7 +51,7 @@ impl Spelling {
     pub fn given(self, name: &str, value: &str) -> String {
         match self {
             Spelling::Cli => format!("--{name} {value}"),
-            Spelling::Python => format!("{}={value}", self.arg(name)),
+            Spelling::Python | Spelling::C => format!("{}={value}", self.arg(name)),
         }
     }
 }
@@ -177,7 +192,7 @@ fn spec_value(v: &str, spelling: Spelling) -> Result<String, String> {
         .map(|n| format!("; did you mean `{n}`?"))
         .unwrap_or_default();
     let list = match spelling {
-        Spelling::Cli => "`lockstep specs` lists them",
+        Spelling::Cli | Spelling::C => "`lockstep specs` lists them",
         Spelling::Python => "`lockstep.specs()` lists them",
     };
     Err(format!(

@@ -14,7 +14,12 @@ pub fn check_against_inputs(
     inputs: &[(&str, &Path)],
     outputs: &[(&str, &Path)],
 ) -> Result<(), RunError> {
-    check_outputs(inputs, outputs).map_err(RunError::configuration)
+    check_outputs(inputs, outputs).map_err(|m| {
+        RunError::classified(
+            crate::Classified::new(crate::ErrorClass::Configuration, crate::Part::Argument),
+            m,
+        )
+    })
 }
 
 /// Creates the directory `dir` (given as `flag`) with its parents, and

@@ -69,7 +69,9 @@ fn at(t: u64) -> String {
 }
 
 impl Session {
-    pub fn new(engine: Engine, context: ReportContext) -> Session {
+    /// The one constructor, for [`crate::flight::Prepared::into_session`]:
+    /// every stepped flight is prepared first.
+    pub(crate) fn new(engine: Engine, context: ReportContext) -> Session {
         Session {
             engine,
             finished: false,

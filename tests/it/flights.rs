@@ -356,7 +356,7 @@ fn rows_kept_in_memory_have_the_log_files_digest() {
     use lockstep_run::flight::{FlightOutputs, FlightRequest, prepare};
     let dir = crate::common::TempDir::new("rows-in-memory");
     let request = |log: Option<PathBuf>| FlightRequest {
-        scenario: example(),
+        scenario: example().into(),
         autopilot: PathBuf::from(crate::common::BUNDLED),
         overrides: vec![
             lockstep_harness::inputs::scenario::Override::parse(
@@ -370,6 +370,7 @@ fn rows_kept_in_memory_have_the_log_files_digest() {
             ..FlightOutputs::default()
         },
         isolation: lockstep_abi::Isolation::InProcess,
+        spelling: lockstep_run::choice::Spelling::Cli,
     };
     let p = prepare(request(Some(dir.join("log.csv")))).unwrap();
     let shape = p.row_shape();

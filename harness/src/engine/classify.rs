@@ -40,10 +40,11 @@ pub fn classify(e: &EngineError) -> Classified {
 }
 
 /// The classification of an error building an engine: as [`classify`], but
-/// a log that cannot be created is a refused input (an output path).
+/// a log, ULog or recording that cannot be created is a refused input (an
+/// output path).
 pub fn classify_build(e: &EngineError) -> Classified {
     match e {
-        EngineError::Log(_) | EngineError::Ulog(_) => {
+        EngineError::Log(_) | EngineError::Ulog(_) | EngineError::Record(_) => {
             Classified::new(ErrorClass::Configuration, Part::Output)
         }
         e => classify(e),

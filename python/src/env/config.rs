@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use lockstep_abi::Isolation;
 use lockstep_harness::inputs::scenario::Scenario;
-use lockstep_run::flight::{FlightOutputs, FlightRequest};
+use lockstep_run::choice::Spelling;
+use lockstep_run::flight::{FlightOutputs, FlightRequest, ScenarioSource};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -78,8 +79,6 @@ pub struct EnvConfig {
     /// under its own seed (and its own draw of the scenario's
     /// `[montecarlo]` dispersions, when it has them).
     pub scenario: Scenario,
-    /// The scenario as the user named it.
-    pub scenario_path: PathBuf,
     pub autopilot: PathBuf,
     pub isolation: Isolation,
     pub task: Task,
@@ -254,23 +253,25 @@ impl EnvArgs<'_> {
             "the environment's episode_s".into(),
         ));
         let iso = isolation(py, self.isolation.as_ref(), None)?;
+        let loaded =
+            Scenario::load_with(&scenario, &overrides).map_err(|e| configuration(e.to_string()))?;
+        // Prepared once here, as each episode is, so a scenario, spec or
+        // library the run layer refuses is refused at construction (and
+        // the rotor count is known).
         let request = FlightRequest {
-            scenario: scenario.clone(),
+            scenario: ScenarioSource::Loaded(Box::new(loaded.clone())),
             autopilot: autopilot.clone(),
-            overrides: overrides.clone(),
+            overrides: Vec::new(),
             outputs: FlightOutputs::default(),
             isolation: iso.clone(),
+            spelling: Spelling::Python,
         };
-        // Built once here, so a scenario, spec or library the engine
-        // refuses is refused at construction (and the rotor count is known).
         let rotors = {
             let p = py
                 .detach(|| lockstep_run::flight::prepare(request))
                 .map_err(crate::errors::run_error)?;
             p.header().rotors
         };
-        let loaded =
-            Scenario::load_with(&scenario, &overrides).map_err(|e| configuration(e.to_string()))?;
         let (low, high) = match action {
             ActionMode::Position => (
                 vec![-self.bounds_m as f32; 3],
@@ -288,7 +289,6 @@ impl EnvArgs<'_> {
         };
         Ok(EnvConfig {
             scenario: loaded,
-            scenario_path: scenario,
             autopilot,
             isolation: iso,
             task,

@@ -5,12 +5,12 @@
 //! lane; the vector environment has N, stepped on threads, each exactly
 //! as a single environment with the same seeds.
 
-use lockstep_harness::engine::Engine;
 use lockstep_harness::inputs::scenario::{Action, SetpointKind};
 use lockstep_harness::time::rng::RngStreams;
 use lockstep_run::RunError;
 use lockstep_run::batch::Draw;
-use lockstep_run::flight::ReportContext;
+use lockstep_run::choice::Spelling;
+use lockstep_run::flight::{FlightOutputs, FlightRequest, ScenarioSource};
 use lockstep_run::session::{Session, SessionError};
 
 use super::config::{ActionMode, EnvConfig, ObsSource, Task};
@@ -249,19 +249,15 @@ fn episode(cfg: &EnvConfig, seed: u64) -> Result<Session, RunError> {
     if let Some(d) = &s.montecarlo {
         Draw::new(d, seed, 0, s.tick).apply(&mut s, cfg.rotors);
     }
-    let engine = Engine::with_isolation(&s, &cfg.autopilot, None, &cfg.isolation)
-        .map_err(|e| RunError::of_build(&e))?;
-    let context = ReportContext {
-        scenario: cfg.scenario_path.display().to_string(),
-        description: s.description.clone(),
+    let request = FlightRequest {
+        scenario: ScenarioSource::Loaded(Box::new(s)),
+        autopilot: cfg.autopilot.clone(),
         overrides: Vec::new(),
-        autopilot: cfg.autopilot.display().to_string(),
-        isolated: !matches!(cfg.isolation, lockstep_abi::Isolation::InProcess),
-        seed: s.seed,
-        log: None,
-        recording: None,
+        outputs: FlightOutputs::default(),
+        isolation: cfg.isolation.clone(),
+        spelling: Spelling::Python,
     };
-    Ok(Session::new(engine, context))
+    Ok(lockstep_run::flight::prepare(request)?.into_session())
 }
 
 fn setpoint(kind: SetpointKind, v: &[f32], thrust: f64) -> Action {

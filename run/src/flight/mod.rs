@@ -26,17 +26,63 @@ use lockstep_harness::outcome::{Summary, class::EXIT_SUCCESS};
 pub use report::{FlightReport, LogReport, Outcome, REPORT_VERSION, real_time_factor};
 
 use crate::RunError;
+use crate::choice::Spelling;
 use crate::outputs::{check_against_inputs, make_dir, scenario_inputs};
 
 /// What to fly and what to write.
 #[derive(Debug, Clone)]
 pub struct FlightRequest {
-    pub scenario: PathBuf,
+    pub scenario: ScenarioSource,
     pub autopilot: PathBuf,
-    /// Applied to the scenario's keys before validation, in order.
+    /// Applied to the scenario's keys before validation, in order (a
+    /// scenario already loaded takes none).
     pub overrides: Vec<Override>,
     pub outputs: FlightOutputs,
     pub isolation: Isolation,
+    /// How the front end spells the outputs in messages (`--log`,
+    /// `log=`, `options.log_path`).
+    pub spelling: Spelling,
+}
+
+/// The scenario of a flight: a file read (with the overrides), or one a
+/// front end loaded itself (a C host's text, an environment's episode with
+/// its draw applied), its relative paths already resolved.
+#[derive(Debug, Clone)]
+pub enum ScenarioSource {
+    File(PathBuf),
+    Loaded(Box<Scenario>),
+}
+
+impl ScenarioSource {
+    /// The scenario, read with `overrides` applied (a loaded one takes
+    /// none).
+    pub fn load(self, overrides: &[Override]) -> Result<Scenario, RunError> {
+        match self {
+            ScenarioSource::File(path) => Scenario::load_with(&path, overrides)
+                .map_err(|e| RunError::configuration(e.to_string())),
+            ScenarioSource::Loaded(_) if !overrides.is_empty() => {
+                Err(RunError::configuration(format!(
+                    "{}: a scenario already loaded takes no overrides",
+                    overrides[0].key
+                )))
+            }
+            ScenarioSource::Loaded(s) => Ok(*s),
+        }
+    }
+
+    /// The scenario's file (for a text, the file it stands for).
+    pub fn path(&self) -> &Path {
+        match self {
+            ScenarioSource::File(p) => p,
+            ScenarioSource::Loaded(s) => &s.file,
+        }
+    }
+}
+
+impl From<PathBuf> for ScenarioSource {
+    fn from(p: PathBuf) -> ScenarioSource {
+        ScenarioSource::File(p)
+    }
 }
 
 /// The files a flight writes. With `out`, the log (when the scenario has a
@@ -93,7 +139,7 @@ pub struct Prepared {
 impl std::fmt::Debug for Prepared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Prepared")
-            .field("scenario", &self.request.scenario)
+            .field("scenario", &self.request.scenario.path())
             .finish_non_exhaustive()
     }
 }
@@ -216,7 +262,7 @@ pub fn fly(request: FlightRequest, observe: impl FnMut(u64)) -> Result<FlightRep
 fn run_id(request: &FlightRequest, s: &Scenario) -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
-    h.update(std::fs::read(&request.scenario).unwrap_or_default());
+    h.update(std::fs::read(request.scenario.path()).unwrap_or_default());
     for o in &request.overrides {
         h.update(o.given_as.as_bytes());
         h.update([0]);
@@ -233,11 +279,18 @@ fn run_id(request: &FlightRequest, s: &Scenario) -> String {
     d[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Loads the scenario, derives and checks the outputs, builds the engine.
-pub fn prepare(request: FlightRequest) -> Result<Prepared, RunError> {
+/// Loads the scenario, derives and checks the outputs, builds the engine:
+/// every flight a front end flies or steps (the CLI, the C ABI, Python's
+/// runs, `Sim` and environments) is prepared here, so a check added here
+/// reaches them all.
+pub fn prepare(mut request: FlightRequest) -> Result<Prepared, RunError> {
     let config = RunError::configuration;
-    let s = Scenario::load_with(&request.scenario, &request.overrides)
-        .map_err(|e| config(e.to_string()))?;
+    let source = std::mem::replace(&mut request.scenario, ScenarioSource::File(PathBuf::new()));
+    let path = source.path().to_path_buf();
+    let s = source.load(&request.overrides)?;
+    request.scenario = ScenarioSource::File(path);
+    let scenario_path = request.scenario.path().to_path_buf();
+    let arg = |name: &str| request.spelling.arg(name);
     let o = &request.outputs;
     let has_log_cadence = s.cadence("log").is_some();
     let mut log = o.log.clone();
@@ -262,40 +315,51 @@ pub fn prepare(request: FlightRequest) -> Result<Prepared, RunError> {
         .iter()
         .flat_map(|stem| lockstep_plot::output_files(stem))
         .collect();
+    let (log_arg, record_arg, ulog_arg) = (arg("log"), arg("record"), arg("ulog"));
     let outputs: Vec<(&str, &Path)> = [
-        ("--log", log.as_deref()),
+        (log_arg.as_str(), log.as_deref()),
         ("a plot", plot_files.first().map(PathBuf::as_path)),
         ("a plot", plot_files.get(1).map(PathBuf::as_path)),
         ("the viewer's page", page.as_deref()),
         ("the log's sidecar", sidecar.as_deref()),
-        ("--record", o.record.as_deref()),
-        ("--ulog", o.ulog.as_deref()),
+        (record_arg.as_str(), o.record.as_deref()),
+        (ulog_arg.as_str(), o.ulog.as_deref()),
         ("the summary", summary.as_deref()),
     ]
     .into_iter()
     .filter_map(|(w, p)| p.map(|p| (w, p)))
     .collect();
-    let inputs = scenario_inputs(&request.scenario, &request.autopilot, &s);
+    let inputs = scenario_inputs(&scenario_path, &request.autopilot, &s);
     check_against_inputs(&inputs, &outputs)?;
+    // "or --set cadences.log.rate_hz=10", where the front end can set keys.
+    let or_set = |hz: &str| {
+        request
+            .spelling
+            .set_key("cadences.log.rate_hz", hz)
+            .map_or_else(String::new, |s| format!(", or {s}"))
+    };
     if o.plot.is_some() && (log.is_none() || !has_log_cadence) {
-        return Err(config(
-            "--plot needs a log: give --log or --out, and a `log` cadence under [cadences] \
-             (or --set cadences.log.rate_hz=10)"
-                .into(),
-        ));
+        return Err(config(format!(
+            "{} needs a log: give {log_arg} or {}, and a `log` cadence under [cadences] (add \
+             one{})",
+            arg("plot"),
+            arg("out"),
+            or_set("10")
+        )));
     }
     if o.ulog.is_some() && !has_log_cadence {
         return Err(config(format!(
-            "--ulog writes its state topics at the `log` cadence, and {} has none under \
-             [cadences] (add one, or --set cadences.log.rate_hz=100)",
-            request.scenario.display()
+            "{ulog_arg} writes its state topics at the `log` cadence, and {} has none under \
+             [cadences] (add one{})",
+            scenario_path.display(),
+            or_set("100")
         )));
     }
     if o.log.is_some() && !has_log_cadence {
         return Err(config(format!(
-            "--log given but {} has no `log` cadence under [cadences] (add one, or --set \
-             cadences.log.rate_hz=10)",
-            request.scenario.display()
+            "{log_arg} given but {} has no `log` cadence under [cadences] (add one{})",
+            scenario_path.display(),
+            or_set("10")
         )));
     }
     let autopilot = request.autopilot.as_path();
@@ -312,12 +376,12 @@ pub fn prepare(request: FlightRequest) -> Result<Prepared, RunError> {
             r
         })?;
     if let Some(r) = &o.record {
-        engine.record_to(r).map_err(|e| config(e.to_string()))?;
+        engine.record_to(r).map_err(|e| RunError::of_build(&e))?;
     }
     if let Some(u) = &o.ulog {
         engine
             .ulog_to(u, &s.autopilot_params, &run_id(&request, &s))
-            .map_err(|e| config(e.to_string()))?;
+            .map_err(|e| RunError::of_build(&e))?;
     }
     // Read before the run: closing the instance at its end forgets it.
     let isolated = engine.autopilot().is_isolated();
@@ -340,7 +404,7 @@ impl Prepared {
     /// What is about to fly.
     pub fn header(&self) -> FlightHeader {
         FlightHeader {
-            scenario: self.request.scenario.clone(),
+            scenario: self.request.scenario.path().to_path_buf(),
             description: self.scenario.description.clone(),
             autopilot: self
                 .stack
@@ -373,7 +437,7 @@ impl Prepared {
         }
         if let Some(record) = &options.record {
             let mut inputs = scenario_inputs(
-                &self.request.scenario,
+                self.request.scenario.path(),
                 &self.request.autopilot,
                 &self.scenario,
             );
@@ -485,7 +549,7 @@ impl Prepared {
 
     fn context(&self) -> ReportContext {
         ReportContext {
-            scenario: self.request.scenario.display().to_string(),
+            scenario: self.request.scenario.path().display().to_string(),
             description: self.scenario.description.clone(),
             overrides: self.request.overrides.clone(),
             autopilot: self

@@ -4,7 +4,7 @@
 //! argument and leaves the handle (and every file) as it was.
 
 use lockstep::lockstep_status::*;
-use lockstep::sim::lockstep_sim_fault;
+use lockstep::sim::{lockstep_sim_fault, lockstep_sim_new_from_toml};
 use lockstep::*;
 
 use super::{new_sim, options};
@@ -210,4 +210,47 @@ fn a_plant_step_longer_than_its_bound_is_refused_at_once() {
         assert_eq!(now(p), 10_000_000);
         assert_eq!(lockstep_plant_free(p), LOCKSTEP_OK);
     }
+}
+
+/// A C host is prepared by the run layer as `lockstep fly` is: a check
+/// there reaches it. `options.log_path` for a scenario without a `log`
+/// cadence was taken (and no log written), where `fly --log` refused it.
+#[test]
+fn a_log_without_a_log_cadence_is_refused_as_fly_refuses_it() {
+    let dir = TempDir::new("c-abi-log-cadence");
+    let with_log =
+        std::fs::read_to_string(idle_scenario(dir.path(), "idle.toml", 1.0, 10)).unwrap();
+    let without = with_log.replace("log = { rate_hz = 10 }\n", "");
+    assert_ne!(without, with_log);
+    std::fs::write(dir.join("idle-no-log.toml"), &without).unwrap();
+    let text = super::c(&without);
+    let log = dir.join("run.csv");
+    let (o, _keep) = options(std::path::Path::new(BUNDLED), 0, Some(&log));
+    let base = super::c(dir.path().to_str().unwrap());
+    let mut sim = std::ptr::null_mut();
+    // SAFETY: valid strings, options and out-pointer.
+    let status = unsafe { lockstep_sim_new_from_toml(text.as_ptr(), base.as_ptr(), &o, &mut sim) };
+    assert_eq!(status, LOCKSTEP_ERR_CONFIG);
+    assert_eq!(
+        super::last_error(),
+        format!(
+            "options.log_path given but {} has no `log` cadence under [cadences] (add one)",
+            dir.join("(scenario text)").display()
+        )
+    );
+    assert!(sim.is_null() && !log.exists());
+    let r = crate::common::lockstep(&[
+        "fly",
+        dir.join("idle-no-log.toml").to_str().unwrap(),
+        "--log",
+        log.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code(), 2, "{r}");
+    assert!(
+        r.stderr.contains(&format!(
+            "--log given but {} has no `log` cadence under [cadences] (add one, or --set cadences.log.rate_hz=10)",
+            dir.join("idle-no-log.toml").display()
+        )),
+        "{r}"
+    );
 }
