@@ -5,11 +5,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use lockstep_run::cosim::{self, CosimReport, CosimRequest, HostRequest};
-use lockstep_run::hosts::Elsewhere;
 
 use crate::Output;
 use crate::distributed::NetArgs;
 use crate::fly::IsolationArg;
+use crate::hosted::HostArgs;
 
 #[derive(Debug, clap::Args)]
 pub struct CosimArgs {
@@ -27,29 +27,8 @@ pub struct CosimArgs {
     /// parallel, on one thread).
     #[arg(long, conflicts_with = "threads")]
     pub serialized: bool,
-    /// Threads stepping the participants in the parallel mode, this one
-    /// among them; at most one per participant of the largest wave
-    /// [default: the file's, else the machine's cores].
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
-    pub threads: Option<u64>,
-    /// Where vehicles' autopilots run: `process` (isolated) or `in-process`.
-    #[arg(long, value_enum, default_value_t = IsolationArg::Process)]
-    pub isolation: IsolationArg,
-    /// Run participant NAME in a process of its own, started here
-    /// (`lockstep participant-host`) and called over zenoh. Repeatable.
-    #[arg(long, value_name = "NAME", hide = crate::distributed::HIDDEN)]
-    pub process: Vec<String>,
-    /// Call participant NAME in a process started elsewhere (`lockstep
-    /// participant-host SYSTEM --participant NAME --network-connect ...` on
-    /// this or another machine). Repeatable.
-    #[arg(long, value_name = "NAME", hide = crate::distributed::HIDDEN)]
-    pub remote: Vec<String>,
-    /// Seconds a participant process may take to answer one call before
-    /// the run ends [default: 30].
-    #[arg(long, value_parser = crate::positive_seconds, hide = crate::distributed::HIDDEN)]
-    pub call_deadline: Option<f64>,
     #[command(flatten)]
-    pub net: NetArgs,
+    pub host: HostArgs,
     /// Print the summary as one JSON object instead of text.
     #[arg(long, conflicts_with = "quiet")]
     pub json: bool,
@@ -81,24 +60,6 @@ pub struct ParticipantHostArgs {
     pub net: NetArgs,
 }
 
-/// What a run serves elsewhere, from `--process`, `--remote` and the
-/// network options.
-pub fn elsewhere(
-    process: Vec<String>,
-    remote: Vec<String>,
-    call_deadline: Option<f64>,
-    net: &NetArgs,
-) -> Elsewhere {
-    Elsewhere {
-        process,
-        remote,
-        call_deadline: call_deadline.map(std::time::Duration::from_secs_f64),
-        net: net.network(),
-        program: std::env::current_exe().ok(),
-        interrupt: None,
-    }
-}
-
 /// `lockstep cosim`.
 pub fn run(a: CosimArgs) -> ExitCode {
     let verb = "cosim";
@@ -111,10 +72,10 @@ pub fn run(a: CosimArgs) -> ExitCode {
         system: a.system,
         autopilot,
         out: a.out,
-        isolation: a.isolation.isolation(),
+        isolation: a.host.isolation(),
         serialized: a.serialized,
-        threads: a.threads.map(|t| t as usize),
-        elsewhere: elsewhere(a.process, a.remote, a.call_deadline, &a.net),
+        threads: a.host.threads(),
+        elsewhere: a.host.elsewhere(),
     };
     let remote = request.elsewhere.remote.clone();
     let notice = |l: &str| warn!("lockstep {verb}: {l}");

@@ -31,6 +31,7 @@ mod distributed;
 mod fleet;
 mod flight;
 mod fly;
+mod hosted;
 mod ident;
 mod montecarlo;
 mod orchestrate;

@@ -9,6 +9,7 @@ use lockstep_run::orchestrate::{self, HostRequest, OrchestrateReport, Orchestrat
 use crate::Output;
 use crate::distributed::NetArgs;
 use crate::fly::IsolationArg;
+use crate::hosted::HostArgs;
 
 #[derive(Debug, clap::Args)]
 pub struct OrchestrateArgs {
@@ -23,28 +24,8 @@ pub struct OrchestrateArgs {
     /// bundled reference autopilot).
     #[arg(long)]
     pub autopilot: Option<PathBuf>,
-    /// Threads the models of a cascade's pass are called on [default: the
-    /// file's, else the machine's cores].
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
-    pub threads: Option<u64>,
-    /// Where vehicles' autopilots run: `process` (isolated) or `in-process`.
-    #[arg(long, value_enum, default_value_t = IsolationArg::Process)]
-    pub isolation: IsolationArg,
-    /// Run model NAME in a process of its own, started here (`lockstep
-    /// model-host`) and called over zenoh. Repeatable.
-    #[arg(long, value_name = "NAME", hide = crate::distributed::HIDDEN)]
-    pub process: Vec<String>,
-    /// Call model NAME in a process started elsewhere (`lockstep
-    /// model-host FLEET --model NAME --network-connect ...` on this or
-    /// another machine). Repeatable.
-    #[arg(long, value_name = "NAME", hide = crate::distributed::HIDDEN)]
-    pub remote: Vec<String>,
-    /// Seconds a model process may take to answer one call before the run
-    /// ends [default: 30].
-    #[arg(long, value_parser = crate::positive_seconds, hide = crate::distributed::HIDDEN)]
-    pub call_deadline: Option<f64>,
     #[command(flatten)]
-    pub net: NetArgs,
+    pub host: HostArgs,
     /// Also write every model call to trace.jsonl.
     #[arg(long)]
     pub trace: bool,
@@ -91,10 +72,10 @@ pub fn run(a: OrchestrateArgs) -> ExitCode {
         fleet: a.fleet,
         autopilot,
         out: a.out,
-        isolation: a.isolation.isolation(),
-        threads: a.threads.map(|t| t as usize),
+        isolation: a.host.isolation(),
+        threads: a.host.threads(),
         trace: a.trace,
-        elsewhere: crate::cosim::elsewhere(a.process, a.remote, a.call_deadline, &a.net),
+        elsewhere: a.host.elsewhere(),
         interrupt: Some(crate::signals::catch()),
     };
     let mut request = request;

@@ -162,27 +162,13 @@ pub fn prepare(request: CosimRequest, notice: &dyn Fn(&str)) -> Result<PreparedC
     let e = &request.elsewhere;
     e.check_names(&request.system, "participant", &names)
         .map_err(config)?;
-    let mut hosts = if e.is_empty() {
-        None
-    } else {
-        let kind = HostKind {
-            verb: "cosim",
-            host_command: "participant-host",
-            name_flag: "--participant",
-            what: "participant",
-        };
-        let child = ChildSetup {
-            file: &sf.file,
-            autopilot: &request.autopilot,
-            isolation: &request.isolation,
-            out: Some(&out),
-        };
-        let opened = crate::hosts::open(e, kind, child, notice);
-        if let Some(stop) = e.interrupted("participant") {
-            return Err(stop);
-        }
-        Some(opened.map_err(config)?)
+    let child = ChildSetup {
+        file: &sf.file,
+        autopilot: &request.autopilot,
+        isolation: &request.isolation,
+        out: Some(&out),
     };
+    let mut hosts = crate::hosts::open_for(e, HostKind::PARTICIPANT, child, notice)?;
     let assembled = assemble_with(&sf, &options, &mut |d| {
         let h = hosts.as_mut()?;
         if !e.has(&d.name) {

@@ -95,6 +95,42 @@ pub(crate) struct HostKind {
     pub what: &'static str,
 }
 
+impl HostKind {
+    /// A co-simulation's participants (`lockstep participant-host`).
+    pub(crate) const PARTICIPANT: HostKind = HostKind {
+        verb: "cosim",
+        host_command: "participant-host",
+        name_flag: "--participant",
+        what: "participant",
+    };
+    /// An orchestration's models (`lockstep model-host`).
+    pub(crate) const MODEL: HostKind = HostKind {
+        verb: "orchestrate",
+        host_command: "model-host",
+        name_flag: "--model",
+        what: "model",
+    };
+}
+
+/// The processes serving the parts `e` names, started or reached (`None`
+/// when it names none); a signal meanwhile is the run's interruption, and
+/// a part that cannot be served refuses the run.
+pub(crate) fn open_for(
+    e: &Elsewhere,
+    kind: HostKind,
+    child: ChildSetup,
+    notice: &dyn Fn(&str),
+) -> Result<Option<Hosts>, crate::RunError> {
+    if e.is_empty() {
+        return Ok(None);
+    }
+    let opened = open(e, kind, child, notice);
+    if let Some(stop) = e.interrupted(kind.what) {
+        return Err(stop);
+    }
+    opened.map(Some).map_err(crate::RunError::configuration)
+}
+
 /// What the children need besides their part's name.
 #[derive(Debug, Clone, Copy)]
 #[cfg_attr(not(feature = "distributed"), allow(dead_code))]

@@ -134,27 +134,13 @@ pub fn run(
         threads: request.threads,
     };
     let threads = options.threads_or(ff.threads);
-    let mut hosts = if e.is_empty() {
-        None
-    } else {
-        let kind = HostKind {
-            verb: "orchestrate",
-            host_command: "model-host",
-            name_flag: "--model",
-            what: "model",
-        };
-        let child = ChildSetup {
-            file: &ff.path,
-            autopilot: &request.autopilot,
-            isolation: &request.isolation,
-            out: Some(&out),
-        };
-        let opened = crate::hosts::open(e, kind, child, notice);
-        if let Some(stop) = e.interrupted("model") {
-            return Err(stop);
-        }
-        Some(opened.map_err(config)?)
+    let child = ChildSetup {
+        file: &ff.path,
+        autopilot: &request.autopilot,
+        isolation: &request.isolation,
+        out: Some(&out),
     };
+    let mut hosts = crate::hosts::open_for(e, HostKind::MODEL, child, notice)?;
     let mut models: Vec<(String, Box<dyn Model>)> = Vec::with_capacity(ff.models.len());
     for d in &ff.models {
         let m = match &mut hosts {
