@@ -173,7 +173,28 @@ class Plant:
     def stats(self) -> Dict[str, int]: ...
 
 class _Env:
-    def __init__(self, scenario: Optional[PathLike] = None, **options: Any) -> None: ...
+    def __init__(
+        self,
+        scenario: Optional[PathLike] = None,
+        *,
+        seed: Optional[int] = None,
+        spec: Optional[PathLike] = None,
+        set: Optional[Mapping[str, Any]] = None,
+        params: Optional[Mapping[str, Any]] = None,
+        autopilot: Optional[PathLike] = None,
+        task: str = ...,
+        action: str = ...,
+        observation: str = ...,
+        control_hz: float = 250.0,
+        episode_s: float = 10.0,
+        target: Optional[Sequence[float]] = None,
+        waypoints: Optional[Sequence[Sequence[float]]] = None,
+        radius_m: float = 1.0,
+        bounds_m: float = 50.0,
+        max_speed_mps: float = 5.0,
+        max_rate_radps: float = 6.0,
+        isolation: Optional[str] = None,
+    ) -> None: ...
     def describe(self) -> Dict[str, Any]: ...
     def reset(self, seed: Optional[int] = None) -> Tuple[npt.NDArray[np.float32], Dict[str, Any]]: ...
     def step(
@@ -181,7 +202,30 @@ class _Env:
     ) -> Tuple[npt.NDArray[np.float32], float, bool, bool, Dict[str, Any]]: ...
 
 class _VectorEnv:
-    def __init__(self, num_envs: int, scenario: Optional[PathLike] = None, **options: Any) -> None: ...
+    def __init__(
+        self,
+        num_envs: int,
+        scenario: Optional[PathLike] = None,
+        *,
+        threads: Optional[int] = None,
+        seed: Optional[int] = None,
+        spec: Optional[PathLike] = None,
+        set: Optional[Mapping[str, Any]] = None,
+        params: Optional[Mapping[str, Any]] = None,
+        autopilot: Optional[PathLike] = None,
+        task: str = ...,
+        action: str = ...,
+        observation: str = ...,
+        control_hz: float = 250.0,
+        episode_s: float = 10.0,
+        target: Optional[Sequence[float]] = None,
+        waypoints: Optional[Sequence[Sequence[float]]] = None,
+        radius_m: float = 1.0,
+        bounds_m: float = 50.0,
+        max_speed_mps: float = 5.0,
+        max_rate_radps: float = 6.0,
+        isolation: Optional[str] = None,
+    ) -> None: ...
     def describe(self) -> Dict[str, Any]: ...
     def reset(
         self, seed: Union[None, int, Sequence[int]] = None

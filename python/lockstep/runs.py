@@ -201,7 +201,9 @@ def montecarlo(
     stream named for *k* under the master seed, so the table depends on
     neither ``jobs`` nor ``workers``. ``out`` keeps ``runs.csv``,
     ``summary.json`` and the histograms (default: a temporary directory,
-    removed)."""
+    removed). ``runs`` is the batch's size. ``scenario``, ``seed``,
+    ``duration``, ``spec``, ``mission``, ``set``, ``params`` and
+    ``autopilot`` are as for :func:`fly`."""
     report_json, columns = _native._montecarlo(
         scenario,
         runs=runs,
@@ -237,7 +239,9 @@ def montecarlo_run(
     with the columns of ``runs.csv`` (numpy scalars of the batch table's
     types). Run *k*'s draws depend on the master
     seed and *k* only, so the rows of runs flown anywhere (a Dask or Ray
-    task each) merge into the table ``montecarlo`` gives."""
+    task each) merge into the table ``montecarlo`` gives. ``scenario``,
+    ``seed``, ``duration``, ``spec``, ``mission``, ``set``, ``params`` and
+    ``autopilot`` are as for :func:`fly`."""
     columns = _native._montecarlo_run(
         scenario,
         run,
@@ -286,7 +290,12 @@ def compare_integrators(
     against a tight reference, as ``lockstep compare-integrators`` does.
     Returns ``integrators.csv`` as ``{column: list}`` (numbers as numbers).
     ``horizon_s``: restart each replay from the reference this often
-    (default 1 s; ``float("inf")``: never)."""
+    (default 1 s; ``float("inf")``: never). ``tolerances``: the adaptive
+    methods' (default a range); ``repeats``: the replays timed per point
+    (the median wall time is kept); ``out``: a directory for ``integrators.csv`` and
+    the work-precision plot. ``scenario``, ``seed``, ``duration``,
+    ``spec``, ``mission``, ``set``, ``params``, ``autopilot`` and
+    ``isolation`` are as for :func:`fly`."""
     text = _native._compare_integrators(
         scenario,
         methods=list(methods) if methods is not None else None,
