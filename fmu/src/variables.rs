@@ -111,6 +111,11 @@ const SENSORS: [&str; 5] = ["imu", "mag", "baro", "gps", "estimator"];
 
 /// The variables of a vehicle with `rotors` rotors and `batteries` packs,
 /// whose scenario has seed `seed` and start (north, east, yaw).
+///
+/// Long because it is the table: one entry per variable in value-reference
+/// order, each with its causality, bounds and description where
+/// modelDescription.xml and the getters read them; split, the order would
+/// live in several places.
 pub fn table(rotors: usize, batteries: usize, seed: u64, start: (f64, f64, f64)) -> Vec<Variable> {
     let mut v = Vec::new();
     let mut add = |name: std::string::String,

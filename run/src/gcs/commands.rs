@@ -141,6 +141,10 @@ fn speed_param(kind: f32) -> Option<&'static str> {
 }
 
 impl Vehicle {
+    /// Carries out `command` from `sender` on `link` and acknowledges it.
+    ///
+    /// Long because it is the table of commands: one arm per MAV_CMD the
+    /// vehicle takes, each with its parameters' checks and its answer.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn command(
         &mut self,

@@ -229,6 +229,9 @@ pub(crate) fn landed(engine: &Engine) -> bool {
 }
 
 /// The message of one stream now, as `view` presents the vehicle.
+///
+/// Long because it is the table of streams: one arm per MAVLink message,
+/// each filling that message's fields from the engine's state.
 pub(crate) fn message(engine: &Engine, stream: Stream, view: &View) -> MavMessage {
     let (home, health) = (view.home, view.health);
     let now = engine.now().0;

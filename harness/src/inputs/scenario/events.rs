@@ -24,6 +24,10 @@ pub const MAX_TAKEOFF_M: f64 = 500.0;
 
 /// One `[[events]]` entry, every value checked with its key path; times
 /// lie within the run (`end`).
+///
+/// Long because it is the table of event kinds: one arm per action, each
+/// checking that action's keys beside their bounds (the scenario
+/// reference lists them in the same order).
 pub(super) fn event(
     e: &EventSection,
     key: &dyn Fn(&str) -> String,
