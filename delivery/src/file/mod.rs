@@ -24,6 +24,8 @@ use serde::Deserialize;
 
 use crate::geometry::Zone;
 
+mod model;
+
 pub const SCHEMA_VERSION: u32 = 1;
 /// The most models a file may declare.
 pub const MAX_MODELS: usize = 256;
@@ -237,6 +239,57 @@ pub fn check_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The `[timeline]` section checked: its reference, time scale, duration
+/// (whole timestamps), pass limit and threads.
+fn timeline(
+    t: &RawTimeline,
+    invalid: &dyn Fn(String, String) -> FileError,
+) -> Result<TimelineInfo, FileError> {
+    if !t.reference_unix_s.is_finite() {
+        return Err(invalid(
+            "timeline.reference_unix_s".into(),
+            "must be a finite number".into(),
+        ));
+    }
+    if t.time_scale_us == 0 {
+        return Err(invalid(
+            "timeline.time_scale_us".into(),
+            "must be positive".into(),
+        ));
+    }
+    let duration_us = lockstep_harness::time::micros_from_secs("duration_s", t.duration_s)
+        .map_err(|e| invalid("timeline.duration_s".into(), e.to_string()))?;
+    if duration_us.0 == 0 || !duration_us.0.is_multiple_of(t.time_scale_us) {
+        return Err(invalid(
+            "timeline.duration_s".into(),
+            format!(
+                "{duration_us} must be a positive whole number of timestamps of {} us",
+                t.time_scale_us
+            ),
+        ));
+    }
+    if t.pass_limit == Some(0) {
+        return Err(invalid(
+            "timeline.pass_limit".into(),
+            "must be at least 1".into(),
+        ));
+    }
+    if let Some(n) = t.threads
+        && !(1..=MAX_THREADS).contains(&n)
+    {
+        return Err(invalid(
+            "timeline.threads".into(),
+            format!("{n}: a run has 1 to {MAX_THREADS} threads"),
+        ));
+    }
+    Ok(TimelineInfo {
+        reference: t.reference_unix_s,
+        time_scale_us: t.time_scale_us,
+        start_time: 0,
+        duration: duration_us.0 / t.time_scale_us,
+    })
+}
+
 impl FleetFile {
     pub fn load(path: impl AsRef<Path>) -> Result<FleetFile, FileError> {
         let path = path.as_ref();
@@ -282,49 +335,7 @@ impl FleetFile {
             ));
         }
         let t = &raw.timeline;
-        if !t.reference_unix_s.is_finite() {
-            return Err(invalid(
-                "timeline.reference_unix_s".into(),
-                "must be a finite number".into(),
-            ));
-        }
-        if t.time_scale_us == 0 {
-            return Err(invalid(
-                "timeline.time_scale_us".into(),
-                "must be positive".into(),
-            ));
-        }
-        let duration_us = lockstep_harness::time::micros_from_secs("duration_s", t.duration_s)
-            .map_err(|e| invalid("timeline.duration_s".into(), e.to_string()))?;
-        if duration_us.0 == 0 || !duration_us.0.is_multiple_of(t.time_scale_us) {
-            return Err(invalid(
-                "timeline.duration_s".into(),
-                format!(
-                    "{duration_us} must be a positive whole number of timestamps of {} us",
-                    t.time_scale_us
-                ),
-            ));
-        }
-        if t.pass_limit == Some(0) {
-            return Err(invalid(
-                "timeline.pass_limit".into(),
-                "must be at least 1".into(),
-            ));
-        }
-        if let Some(n) = t.threads
-            && !(1..=MAX_THREADS).contains(&n)
-        {
-            return Err(invalid(
-                "timeline.threads".into(),
-                format!("{n}: a run has 1 to {MAX_THREADS} threads"),
-            ));
-        }
-        let info = TimelineInfo {
-            reference: t.reference_unix_s,
-            time_scale_us: t.time_scale_us,
-            start_time: 0,
-            duration: duration_us.0 / t.time_scale_us,
-        };
+        let info = timeline(t, &invalid)?;
         if raw.models.is_empty() {
             return Err(invalid(
                 "models".into(),
@@ -341,203 +352,13 @@ impl FleetFile {
         let mut models: Vec<ModelDecl> = Vec::with_capacity(raw.models.len());
         let vehicles = raw.models.iter().filter(|r| r.kind == "vehicle").count();
         for (i, m) in raw.models.into_iter().enumerate() {
-            let key = |k: &str| format!("models[{i}].{k}");
-            check_name(&m.name).map_err(|r| invalid(key("name"), r))?;
-            if models.iter().any(|d| d.name == m.name) {
-                return Err(invalid(
-                    key("name"),
-                    format!("`{}` is taken by an earlier model", m.name),
-                ));
-            }
-            let valid = keys_of(&m.kind).ok_or_else(|| {
-                invalid(
-                    key("kind"),
-                    format!("`{}` is not a model kind ({KINDS})", m.kind),
-                )
-            })?;
-            if let Some((k, _)) = m.given().iter().find(|(k, g)| *g && !valid.contains(k)) {
-                let listed = if valid.is_empty() {
-                    "none but name and kind".to_string()
-                } else {
-                    format!("name, kind, {}", valid.join(", "))
-                };
-                return Err(invalid(
-                    key(k),
-                    format!("not a key of a `{}` model (its keys: {listed})", m.kind),
-                ));
-            }
-            let positive = |k: &str, v: Option<f64>, default: f64| -> Result<f64, FileError> {
-                let v = v.unwrap_or(default);
-                if !(v.is_finite() && v > 0.0) {
-                    return Err(invalid(key(k), format!("{v} must be a positive number")));
-                }
-                Ok(v)
+            let entry = model::Entry {
+                source: &source,
+                index: i,
+                dir,
+                vehicles,
             };
-            // A time in seconds: positive and at most MAX_SECONDS, so that
-            // its timestamps and the times added to it stay in range.
-            let seconds = |k: &str, v: Option<f64>, default: f64| -> Result<f64, FileError> {
-                let v = positive(k, v, default)?;
-                if v > MAX_SECONDS {
-                    return Err(invalid(
-                        key(k),
-                        format!("{v} s is longer than {MAX_SECONDS:e} s"),
-                    ));
-                }
-                Ok(v)
-            };
-            let finite = |k: &str, v: Option<f64>| -> Result<f64, FileError> {
-                let v = v.unwrap_or(0.0);
-                if !v.is_finite() {
-                    return Err(invalid(key(k), "must be a finite number".into()));
-                }
-                Ok(v)
-            };
-            // A distance or altitude no larger than `max` in size.
-            let at_most = |k: &str, v: f64, max: f64| -> Result<f64, FileError> {
-                if v.abs() > max {
-                    return Err(invalid(
-                        key(k),
-                        format!("{v:e} m is beyond {max:e} m (what a vehicle can be sent to)"),
-                    ));
-                }
-                Ok(v)
-            };
-            let kind = match m.kind.as_str() {
-                "orders" => ModelKind::Orders {
-                    mean_interval_s: seconds("mean_interval_s", m.mean_interval_s, 60.0)?,
-                    radius_m: at_most(
-                        "radius_m",
-                        positive("radius_m", m.radius_m, 300.0)?,
-                        MAX_DISTANCE_M,
-                    )?,
-                    first_s: {
-                        let v = finite("first_s", m.first_s)?;
-                        if v < 0.0 {
-                            return Err(invalid(key("first_s"), format!("{v} is negative")));
-                        }
-                        if v > 0.0 {
-                            seconds("first_s", Some(v), v)?;
-                        }
-                        v
-                    },
-                    max_orders: m.max_orders.unwrap_or(u32::MAX),
-                },
-                "no_fly_zones" => {
-                    let raw_zones = m.zones.ok_or_else(|| {
-                        invalid(key("zones"), "a no-fly-zone map needs its zones".into())
-                    })?;
-                    let mut zones = Vec::with_capacity(raw_zones.len());
-                    for (k, z) in raw_zones.iter().enumerate() {
-                        let zk = |f: &str| key(&format!("zones[{k}].{f}"));
-                        for (f, v) in [("north_m", z.north_m), ("east_m", z.east_m)] {
-                            if !(v.is_finite() && v.abs() <= MAX_DISTANCE_M) {
-                                return Err(invalid(
-                                    zk(f),
-                                    format!(
-                                        "{v:e} is not a finite distance within {MAX_DISTANCE_M:e} m"
-                                    ),
-                                ));
-                            }
-                        }
-                        if !(z.radius_m.is_finite()
-                            && z.radius_m > 0.0
-                            && z.radius_m <= MAX_DISTANCE_M)
-                        {
-                            return Err(invalid(
-                                zk("radius_m"),
-                                format!(
-                                    "{} must be a positive number within {MAX_DISTANCE_M:e} m",
-                                    z.radius_m
-                                ),
-                            ));
-                        }
-                        zones.push(Zone {
-                            north_m: z.north_m,
-                            east_m: z.east_m,
-                            radius_m: z.radius_m,
-                        });
-                    }
-                    ModelKind::NoFlyZones { zones }
-                }
-                "dispatcher" => {
-                    let soc = m.swap_below_soc.unwrap_or(0.5);
-                    if !(0.0..1.0).contains(&soc) {
-                        return Err(invalid(
-                            key("swap_below_soc"),
-                            format!("{soc} is not in [0, 1)"),
-                        ));
-                    }
-                    let margin = at_most(
-                        "zone_margin_m",
-                        finite("zone_margin_m", m.zone_margin_m.or(Some(10.0)))?,
-                        MAX_DISTANCE_M,
-                    )?;
-                    if margin < 0.0 {
-                        return Err(invalid(
-                            key("zone_margin_m"),
-                            format!("{margin} is negative"),
-                        ));
-                    }
-                    let step = finite("alt_step_m", m.alt_step_m.or(Some(5.0)))?;
-                    if step < 0.0 {
-                        return Err(invalid(key("alt_step_m"), format!("{step} is negative")));
-                    }
-                    let cruise = at_most(
-                        "cruise_alt_m",
-                        positive("cruise_alt_m", m.cruise_alt_m, 20.0)?,
-                        MAX_ALTITUDE_M,
-                    )?;
-                    // Each vehicle flies a step above the one before: the
-                    // highest is still within the ceiling.
-                    let top = cruise + step * vehicles.saturating_sub(1) as f64;
-                    if top > MAX_ALTITUDE_M {
-                        return Err(invalid(
-                            key("alt_step_m"),
-                            format!(
-                                "{step:e} m: the highest of {vehicles} vehicles would fly at {top:e} m, above {MAX_ALTITUDE_M:e} m"
-                            ),
-                        ));
-                    }
-                    ModelKind::Dispatcher {
-                        cruise_alt_m: cruise,
-                        alt_step_m: step,
-                        swap_below_soc: soc,
-                        zone_margin_m: margin,
-                    }
-                }
-                "swap_station" => {
-                    let bays = m.bays.unwrap_or(1);
-                    if bays == 0 {
-                        return Err(invalid(key("bays"), "must be at least 1".into()));
-                    }
-                    ModelKind::SwapStation {
-                        swap_s: seconds("swap_s", m.swap_s, 60.0)?,
-                        bays,
-                    }
-                }
-                "kpi" => ModelKind::Kpi,
-                _ => {
-                    let scenario = m.scenario.ok_or_else(|| {
-                        invalid(key("scenario"), "a vehicle needs its scenario file".into())
-                    })?;
-                    ModelKind::Vehicle {
-                        scenario: dir.join(scenario),
-                        autopilot: m.autopilot.map(|a| dir.join(a)),
-                        pad_north_m: at_most(
-                            "pad_north_m",
-                            finite("pad_north_m", m.pad_north_m)?,
-                            MAX_DISTANCE_M,
-                        )?,
-                        pad_east_m: at_most(
-                            "pad_east_m",
-                            finite("pad_east_m", m.pad_east_m)?,
-                            MAX_DISTANCE_M,
-                        )?,
-                        telemetry_s: seconds("telemetry_s", m.telemetry_s, 1.0)?,
-                    }
-                }
-            };
-            models.push(ModelDecl { name: m.name, kind });
+            models.push(entry.declare(m, &models)?);
         }
         let ff = FleetFile {
             path: path.to_path_buf(),
