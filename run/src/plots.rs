@@ -2,81 +2,53 @@
 //! the figure of `lockstep_plot`, with the waypoints of the mission the
 //! log's sidecar names, placed from the origin it records.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use lockstep_harness::inputs::mission::Mission;
-use lockstep_harness::io::log_meta::{Origin, sidecar_path};
+use lockstep_harness::io::log_meta::LogMeta;
 use lockstep_plant::env::geodesy::{Geodetic, WorldOrigin};
-
-/// What the plots need of a log's sidecar.
-#[derive(serde::Deserialize)]
-struct Placed {
-    origin: Origin,
-    mission: Option<String>,
-}
-
-/// The figure's title and mode names, from the log's sidecar.
-#[derive(serde::Deserialize, Default)]
-struct Named {
-    #[serde(default)]
-    scenario: String,
-    #[serde(default)]
-    spec: String,
-    seed: Option<u64>,
-    #[serde(default)]
-    modes: BTreeMap<u32, String>,
-}
 
 /// The plot's title: the scenario's file name, the airframe and the seed
 /// (the log's own name when its sidecar is missing).
-fn title(log: &Path, named: &Named) -> String {
-    if named.scenario.is_empty() {
+fn title(log: &Path, meta: &LogMeta) -> String {
+    if meta.scenario.is_empty() {
         return log.display().to_string();
     }
-    let scenario = Path::new(&named.scenario)
+    let scenario = Path::new(&meta.scenario)
         .file_name()
-        .map_or(named.scenario.clone(), |f| f.to_string_lossy().into_owned());
-    match named.seed {
-        Some(seed) => format!("{scenario} — {}, seed {seed}", named.spec),
-        None => format!("{scenario} — {} (a replay)", named.spec),
+        .map_or(meta.scenario.clone(), |f| f.to_string_lossy().into_owned());
+    match meta.seed {
+        Some(seed) => format!("{scenario} — {}, seed {seed}", meta.spec),
+        None => format!("{scenario} — {} (a replay)", meta.spec),
     }
 }
 
-/// The mission's waypoints (north, east) from the log's sidecar, if it
-/// names a mission that still loads.
-pub(crate) fn waypoints(log: &Path) -> Vec<(f64, f64)> {
-    let Ok(text) = std::fs::read_to_string(sidecar_path(log)) else {
+/// The waypoints (north, east) of the mission `meta` names, placed from
+/// its origin, if it names a mission that still loads.
+pub(crate) fn waypoints_of(meta: &LogMeta) -> Vec<(f64, f64)> {
+    let Some(mission) = &meta.mission else {
         return Vec::new();
     };
-    let Ok(Placed {
-        origin,
-        mission: Some(mission),
-    }) = serde_json::from_str::<Placed>(&text)
-    else {
-        return Vec::new();
-    };
+    let o = &meta.origin;
     match Mission::load(mission) {
         Ok(m) => m.waypoints_ne(&WorldOrigin::new(Geodetic {
-            lat_deg: origin.lat_deg,
-            lon_deg: origin.lon_deg,
-            alt_m: origin.alt_m,
+            lat_deg: o.lat_deg,
+            lon_deg: o.lon_deg,
+            alt_m: o.alt_m,
         })),
         Err(_) => Vec::new(),
     }
 }
 
-/// Draws `<stem>.png` and `<stem>.svg` of the log at `log`.
+/// Draws `<stem>.png` and `<stem>.svg` of the log at `log` (undecorated
+/// when its sidecar cannot be read).
 pub fn draw(log: &Path, stem: &Path) -> Result<Vec<PathBuf>, String> {
-    let named: Named = std::fs::read_to_string(sidecar_path(log))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default();
-    let waypoints = waypoints(log);
+    let meta = LogMeta::read(log).unwrap_or_default();
+    let waypoints = waypoints_of(&meta);
     let decor = lockstep_plot::Decor {
-        title: &title(log, &named),
+        title: &title(log, &meta),
         waypoints: &waypoints,
-        modes: &named.modes,
+        modes: &meta.modes,
     };
     lockstep_plot::plot_log(log, stem, &decor).map_err(|e| e.to_string())
 }
@@ -87,26 +59,23 @@ mod tests {
 
     #[test]
     fn the_title_names_the_scenario_airframe_and_seed() {
-        let named = Named {
+        let meta = LogMeta {
             scenario: "/x/examples/scenarios/square.toml".into(),
             spec: "iris".into(),
             seed: Some(7),
-            modes: BTreeMap::new(),
+            ..LogMeta::default()
         };
         assert_eq!(
-            title(Path::new("log.csv"), &named),
+            title(Path::new("log.csv"), &meta),
             "square.toml — iris, seed 7"
         );
-        let replay = Named {
-            seed: None,
-            ..named
-        };
+        let replay = LogMeta { seed: None, ..meta };
         assert_eq!(
             title(Path::new("log.csv"), &replay),
             "square.toml — iris (a replay)"
         );
         assert_eq!(
-            title(Path::new("a/log.csv"), &Named::default()),
+            title(Path::new("a/log.csv"), &LogMeta::default()),
             "a/log.csv"
         );
     }

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use lockstep_view::{Batch, Fleet, Flight, Vehicle};
+use lockstep_harness::io::log_meta::{LogMeta, SidecarError};
+use lockstep_view::{Batch, Fleet, Flight, Sidecar, Vehicle};
 
 /// The page of a flight or a fleet in its `--out` directory.
 pub const FLIGHT_PAGE: &str = "flight.html";
@@ -29,10 +30,43 @@ fn flight_title(report: Option<&Value>, log: &Path) -> String {
     }
 }
 
+/// The sidecar of `log` as a page carries it, and the waypoints of the
+/// mission it names; or why it cannot be read.
+fn sidecar(log: &Path) -> (Result<Sidecar, String>, Vec<(f64, f64)>) {
+    let meta = match LogMeta::read(log) {
+        Ok(m) => m,
+        Err(e @ SidecarError::Read { .. }) => {
+            let why =
+                format!("{e} (the log's sidecar: the viewer needs its mode names and airframe)");
+            return (Err(why), Vec::new());
+        }
+        Err(e) => return (Err(e.to_string()), Vec::new()),
+    };
+    let waypoints = crate::plots::waypoints_of(&meta);
+    let text = |m: &std::collections::BTreeMap<u32, String>| {
+        m.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+    };
+    let carried = Sidecar {
+        modes: text(&meta.modes),
+        fault_bits: text(&meta.fault_bits),
+        rotors: meta.rotors,
+        airframe: meta
+            .airframe
+            .as_ref()
+            .and_then(|a| serde_json::to_value(a).ok()),
+        complete: meta.complete,
+        digest: meta.digest,
+        seed: meta.seed,
+        scenario: meta.scenario,
+        spec: meta.spec,
+    };
+    (Ok(carried), waypoints)
+}
+
 /// Writes the page of the flight whose log is `log`, with its report
 /// (`summary.json`'s contents) when known.
 pub fn flight(log: &Path, report: Option<&Value>, page: &Path) -> Result<(), String> {
-    let waypoints = crate::plots::waypoints(log);
+    let (sidecar, waypoints) = sidecar(log);
     let title = flight_title(report, log);
     let html = lockstep_view::flight_page(&Flight {
         title: &title,
@@ -41,6 +75,7 @@ pub fn flight(log: &Path, report: Option<&Value>, page: &Path) -> Result<(), Str
             log,
             waypoints: &waypoints,
             report,
+            sidecar,
         },
     })
     .map_err(|e| e.to_string())?;
@@ -70,12 +105,13 @@ pub fn fleet(dir: &Path, report: &Value, page: &Path) -> Result<(), String> {
         let Some(log) = vehicle_log(dir, v) else {
             continue;
         };
-        let waypoints = crate::plots::waypoints(&log);
+        let (sidecar, waypoints) = sidecar(&log);
         logs.push((
             v["name"].as_str().unwrap_or("").to_string(),
             log,
             waypoints,
             v,
+            sidecar,
         ));
     }
     if logs.is_empty() {
@@ -97,11 +133,12 @@ pub fn fleet(dir: &Path, report: &Value, page: &Path) -> Result<(), String> {
         seed: report["seed"].as_u64(),
         vehicles: logs
             .iter()
-            .map(|(name, log, w, v)| Vehicle {
+            .map(|(name, log, w, v, sidecar)| Vehicle {
                 name,
                 log,
                 waypoints: w,
                 report: Some(v),
+                sidecar: sidecar.clone(),
             })
             .collect(),
         encounters: report.get("encounters"),

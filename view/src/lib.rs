@@ -29,7 +29,7 @@ mod track;
 pub use montecarlo::{Batch, montecarlo_page};
 pub use page::{Fleet, Flight, fleet_page, flight_page, write_page};
 pub use prediction::{Prediction, prediction_page};
-pub use track::Vehicle;
+pub use track::{Sidecar, Vehicle};
 
 /// What went wrong, naming the file.
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +38,9 @@ pub enum ViewError {
     Read { path: String, reason: String },
     #[error("{path}: {reason}")]
     Invalid { path: String, reason: String },
+    /// A log's sidecar that could not be read (the message names it).
+    #[error("{0}")]
+    Sidecar(String),
     #[error("cannot write {path}: {reason}")]
     Write { path: String, reason: String },
     /// The log itself (the error names it).

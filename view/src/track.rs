@@ -23,6 +23,28 @@ pub struct Vehicle<'a> {
     /// Its part of the run's report: `timeline`, `verdict`, `digest` are
     /// read when present (a `summary.json` or a fleet vehicle's entry).
     pub report: Option<&'a Value>,
+    /// Its log's sidecar, or why it could not be read (said once the log
+    /// itself has been read: a log that is no flight log says so first).
+    pub sidecar: Result<Sidecar, String>,
+}
+
+/// What the page carries of a log's sidecar (read by the caller, through
+/// the harness's `LogMeta`, its one reader).
+#[derive(Debug, Clone, Default)]
+pub struct Sidecar {
+    pub scenario: String,
+    pub spec: String,
+    pub seed: Option<u64>,
+    /// `mode` code (as text) -> name.
+    pub modes: BTreeMap<String, String>,
+    /// `faults` bit (as text) -> meaning.
+    pub fault_bits: BTreeMap<String, String>,
+    pub rotors: usize,
+    /// The rotors' places and the propellers' radius, as the sidecar has
+    /// them (none from an older lockstep: drawn evenly spaced).
+    pub airframe: Option<Value>,
+    pub complete: bool,
+    pub digest: Option<String>,
 }
 
 /// The columns carried to every digit (the scene's position, attitude, the
@@ -77,41 +99,6 @@ const INDEXED: [(&str, &str); 4] = [
     ("battery", "_soc"),
 ];
 
-/// What the viewer reads of a sidecar.
-#[derive(serde::Deserialize)]
-struct Sidecar {
-    #[serde(default)]
-    scenario: String,
-    #[serde(default)]
-    spec: String,
-    seed: Option<u64>,
-    #[serde(default)]
-    modes: BTreeMap<String, String>,
-    #[serde(default)]
-    fault_bits: BTreeMap<String, String>,
-    #[serde(default)]
-    rotors: usize,
-    airframe: Option<Value>,
-    #[serde(default)]
-    complete: bool,
-    digest: Option<String>,
-}
-
-/// The sidecar of `log`, or what its absence or damage means for the page.
-fn sidecar(log: &Path) -> Result<Sidecar, ViewError> {
-    let mut p = log.as_os_str().to_owned();
-    p.push(".json");
-    let path = Path::new(&p);
-    let text = std::fs::read_to_string(path).map_err(|e| ViewError::Read {
-        path: path.display().to_string(),
-        reason: format!("{e} (the log's sidecar: the viewer needs its mode names and airframe)"),
-    })?;
-    serde_json::from_str(&text).map_err(|e| ViewError::Invalid {
-        path: path.display().to_string(),
-        reason: format!("not a flight log's sidecar: {e}"),
-    })
-}
-
 /// An X (or evenly spaced ring) of `n` rotors 0.25 m out, for a sidecar
 /// written before airframes were recorded.
 fn even_airframe(n: usize) -> Value {
@@ -139,7 +126,10 @@ impl Vehicle<'_> {
     /// The vehicle as the page's JSON, at most `cap` rows.
     pub(crate) fn to_json(&self, cap: usize) -> Result<Value, ViewError> {
         let series = Series::read(self.log)?;
-        let meta = sidecar(self.log)?;
+        let meta = self
+            .sidecar
+            .as_ref()
+            .map_err(|e| ViewError::Sidecar(e.clone()))?;
         let rows = series.get("time_us").map_or(0, <[f64]>::len);
         let (stride, kept) = kept_rows(rows, cap);
         let mut cols = serde_json::Map::new();
@@ -162,8 +152,8 @@ impl Vehicle<'_> {
                 add(&name, c);
             }
         }
-        let (airframe, airframe_note) = match meta.airframe {
-            Some(a) => (a, Value::Null),
+        let (airframe, airframe_note) = match &meta.airframe {
+            Some(a) => (a.clone(), Value::Null),
             None => (
                 even_airframe(meta.rotors.max(1)),
                 Value::String(format!(

@@ -22,16 +22,16 @@ pub fn sidecar_path(log: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Column {
     pub name: String,
     /// SI symbol; `1` for a dimensionless value, `code` for an enumeration
     /// (see `modes`), `bits` for a mask (see `fault_bits`), `text` for a
     /// name (`mode_name`).
-    pub unit: &'static str,
+    pub unit: String,
 }
 
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Origin {
     pub lat_deg: f64,
     pub lon_deg: f64,
@@ -40,7 +40,7 @@ pub struct Origin {
 
 /// Where a rotor is and which way it turns: what a viewer needs to draw
 /// the vehicle as flown.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RotorPlace {
     /// Hub position from the centre of mass, body FRD.
     pub position_m: [f64; 3],
@@ -49,7 +49,7 @@ pub struct RotorPlace {
 }
 
 /// The vehicle's drawable shape.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Airframe {
     pub rotors: Vec<RotorPlace>,
     pub propeller_radius_m: f64,
@@ -71,10 +71,15 @@ impl Airframe {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+/// The sidecar's contents: written by the engine beside its log, and read
+/// back ([`LogMeta::read`]) by whatever draws or shows a log (the plots,
+/// the viewer). Read leniently: a key an older lockstep did not write is
+/// its default (no airframe, no mission, no digest).
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct LogMeta {
     pub log_schema_version: u32,
-    pub lockstep_version: &'static str,
+    pub lockstep_version: String,
     pub scenario: String,
     pub spec: String,
     /// The run's seed (none for a replay, which has no randomness).
@@ -85,11 +90,12 @@ pub struct LogMeta {
     pub origin: Origin,
     pub rotors: usize,
     pub batteries: usize,
-    /// The rotors' places and the propellers' radius.
-    pub airframe: Airframe,
+    /// The rotors' places and the propellers' radius (none in a sidecar of
+    /// an older lockstep).
+    pub airframe: Option<Airframe>,
     pub columns: Vec<Column>,
     /// `mode` column: code -> name.
-    pub modes: BTreeMap<u32, &'static str>,
+    pub modes: BTreeMap<u32, String>,
     /// `faults` column: bit -> meaning.
     pub fault_bits: BTreeMap<u32, String>,
     /// False until the log is finished (and after a write failed).
@@ -98,6 +104,15 @@ pub struct LogMeta {
     pub last_time_us: Option<u64>,
     /// `sha256:<hex>` of the finished log.
     pub digest: Option<String>,
+}
+
+/// Why a log's sidecar could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SidecarError {
+    #[error("cannot read {}: {reason}", path.display())]
+    Read { path: PathBuf, reason: String },
+    #[error("{}: not a flight log's sidecar: {reason}", path.display())]
+    Invalid { path: PathBuf, reason: String },
 }
 
 /// The unit of a column, from its name's suffix.
@@ -140,7 +155,7 @@ impl LogMeta {
         let (rotors, batteries) = (plant.rotors.len(), plant.batteries.len());
         use crate::io::log::fault_bits as fb;
         let modes = (0..=lockstep_abi::ffi::LOCKSTEP_MODE_STACK)
-            .map(|m| (m, lockstep_abi::mode_name(m)))
+            .map(|m| (m, lockstep_abi::mode_name(m).to_string()))
             .collect();
         let mut fault_bits = BTreeMap::new();
         for i in 0..rotors as u32 {
@@ -158,7 +173,7 @@ impl LogMeta {
         }
         LogMeta {
             log_schema_version: LOG_SCHEMA_VERSION,
-            lockstep_version: env!("CARGO_PKG_VERSION"),
+            lockstep_version: env!("CARGO_PKG_VERSION").to_string(),
             scenario: scenario.display().to_string(),
             spec: plant.name.clone(),
             seed: Some(seed),
@@ -167,11 +182,11 @@ impl LogMeta {
             origin,
             rotors,
             batteries,
-            airframe: Airframe::of(plant),
+            airframe: Some(Airframe::of(plant)),
             columns: header(rotors, batteries)
                 .into_iter()
                 .map(|name| Column {
-                    unit: unit_of(&name),
+                    unit: unit_of(&name).to_string(),
                     name,
                 })
                 .collect(),
@@ -182,6 +197,19 @@ impl LogMeta {
             last_time_us: None,
             digest: None,
         }
+    }
+
+    /// The sidecar of the log at `log`; why not, naming the file.
+    pub fn read(log: &Path) -> Result<LogMeta, SidecarError> {
+        let path = sidecar_path(log);
+        let text = std::fs::read_to_string(&path).map_err(|e| SidecarError::Read {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
+        serde_json::from_str(&text).map_err(|e| SidecarError::Invalid {
+            path,
+            reason: e.to_string(),
+        })
     }
 
     /// Writes the sidecar of the log at `log`.
@@ -234,5 +262,50 @@ mod tests {
             Path::new("/tmp/flight.csv.json")
         );
         assert_eq!(sidecar_path(Path::new("x.json")), Path::new("x.json.json"));
+    }
+
+    #[test]
+    fn a_sidecar_reads_back_as_written_and_an_older_one_leniently() {
+        let dir = std::env::temp_dir().join(format!("lockstep-sidecar-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = dir.join("flight.csv");
+        let plant = lockstep_plant::spec::AircraftSpec::builtin("iris")
+            .unwrap()
+            .build()
+            .unwrap();
+        let meta = LogMeta {
+            mission: Some("box.waypoints".into()),
+            digest: Some("sha256:00".into()),
+            ..LogMeta::new(Path::new("s.toml"), &plant, 7, Path::new("ap.so"))
+        };
+        meta.write(&log).unwrap();
+        assert_eq!(LogMeta::read(&log).unwrap(), meta);
+        // An older lockstep's: no airframe, no mission, no fault bits.
+        std::fs::write(
+            sidecar_path(&log),
+            r#"{"scenario": "s.toml", "spec": "iris", "seed": 3, "rotors": 4, "modes": {"0": "manual", "10": "stack"}}"#,
+        )
+        .unwrap();
+        let old = LogMeta::read(&log).unwrap();
+        assert_eq!(
+            (old.seed, old.rotors, old.airframe, old.mission),
+            (Some(3), 4, None, None)
+        );
+        assert_eq!(old.modes[&10], "stack");
+        std::fs::write(sidecar_path(&log), "{").unwrap();
+        let e = LogMeta::read(&log).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!(
+                "{}: not a flight log's sidecar: ",
+                sidecar_path(&log).display()
+            )),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+        let e = LogMeta::read(&log).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!("cannot read {}: ", sidecar_path(&log).display())),
+            "{e}"
+        );
     }
 }
