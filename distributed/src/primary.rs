@@ -13,11 +13,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use lockstep_fleet::FleetScenario;
 use lockstep_fleet::levels::Levels;
 use lockstep_fleet::run::LookaheadStats;
 use lockstep_fleet::run::{log_path, rotor_tip_radius_m};
-use lockstep_fleet::separation::{Closest, Encounter, Separation};
+use lockstep_fleet::separation::Separation;
+use lockstep_fleet::{FleetResult, FleetScenario};
 use lockstep_harness::Micros;
 use lockstep_harness::engine::{LogHandle, Pace, PlantRunner, finish_log, open_log, shaped_row};
 use lockstep_harness::io::log::LogRow;
@@ -67,26 +67,18 @@ pub struct PrimaryOptions {
 /// What the run did.
 #[derive(Debug, Clone)]
 pub struct Outcome {
-    pub end: Micros,
-    pub syncs: u64,
+    /// The fleet's result, as a run on threads gives it.
+    pub fleet: FleetResult,
     pub rounds: u64,
     pub migrations: u64,
     /// Acks refused as stale or duplicate.
     pub refused_acks: u64,
-    /// Per vehicle: its name and its outcome, `None` when the run did not
-    /// end.
-    pub vehicles: Vec<(String, Option<VehicleOutcome>)>,
-    pub encounters: Vec<Encounter>,
-    pub encounters_dropped: u64,
-    pub closest: Option<Closest>,
-    pub collisions: usize,
     /// Vehicles whose autopilot cannot move, kept on their first secondary.
     pub pinned: Vec<String>,
     /// Wall time of each time-advancing round.
     pub round_times: Vec<Duration>,
     /// Where those rounds' time went.
     pub round_parts: RoundParts,
-    pub lookahead: lockstep_fleet::run::LookaheadStats,
     /// What the ground stations' link ignored (the primary's and each
     /// secondary's), one line per kind.
     pub link_notes: Vec<String>,
@@ -321,20 +313,26 @@ impl<L: PrimaryLink> Primary<L> {
 
     fn outcome(&self) -> Outcome {
         Outcome {
-            end: self.now,
-            syncs: self.syncs,
+            fleet: FleetResult {
+                end: self.now,
+                syncs: self.syncs,
+                vehicles: self
+                    .performers
+                    .iter()
+                    .map(|p| (p.name.clone(), p.outcome.clone()))
+                    .collect(),
+                encounters: self.separation.encounters().to_vec(),
+                encounters_dropped: self.separation.dropped(),
+                closest: self.separation.closest(),
+                collisions: self.separation.collisions(),
+                lookahead: LookaheadStats {
+                    rounds: self.round_times.len() as u64,
+                    ..self.lookahead.clone()
+                },
+            },
             rounds: self.iteration,
             migrations: self.migrations,
             refused_acks: self.refused,
-            vehicles: self
-                .performers
-                .iter()
-                .map(|p| (p.name.clone(), p.outcome.clone()))
-                .collect(),
-            encounters: self.separation.encounters().to_vec(),
-            encounters_dropped: self.separation.dropped(),
-            closest: self.separation.closest(),
-            collisions: self.separation.collisions(),
             pinned: self
                 .performers
                 .iter()
@@ -343,10 +341,6 @@ impl<L: PrimaryLink> Primary<L> {
                 .collect(),
             round_times: self.round_times.clone(),
             round_parts: self.round_parts,
-            lookahead: LookaheadStats {
-                rounds: self.round_times.len() as u64,
-                ..self.lookahead.clone()
-            },
             link_notes: self.link_notes(),
         }
     }

@@ -206,8 +206,8 @@ fn a_run_is_one_round_per_sync_boundary_then_a_stop() {
     let mut p = primary(Quirk::Answer);
     let out = p.run().unwrap();
     // 0, 4, 8, 12 ms, then stop.
-    assert_eq!(out.syncs, 4);
-    assert_eq!(out.end, Micros(12_000));
+    assert_eq!(out.fleet.syncs, 4);
+    assert_eq!(out.fleet.end, Micros(12_000));
     let steps = &p.link.steps;
     assert_eq!(
         steps
@@ -243,7 +243,7 @@ fn a_run_is_one_round_per_sync_boundary_then_a_stop() {
 fn stale_and_duplicate_acks_are_refused() {
     let mut p = primary(Quirk::StaleAndDuplicate);
     let out = p.run().unwrap();
-    assert_eq!(out.syncs, 4);
+    assert_eq!(out.fleet.syncs, 4);
     // Per round after the first, per secondary: one stale, one duplicate
     // (4 rounds, 2 secondaries); the last secondary's duplicate of the
     // last round comes after the round is complete and is never read.

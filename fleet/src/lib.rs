@@ -25,7 +25,7 @@ pub mod scenario;
 pub mod separation;
 pub mod starts;
 
-pub use run::{Fleet, FleetError, FleetSummary};
+pub use run::{Fleet, FleetError, FleetResult, FleetSummary};
 pub use scenario::{FleetScenario, FleetVehicle};
 pub use separation::{Encounter, EncounterKind, Separation};
 pub use starts::{Start, check_starts};

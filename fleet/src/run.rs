@@ -22,6 +22,7 @@ use lockstep_harness::Micros;
 use lockstep_harness::engine::{Engine, EngineError, Pace, Reach, RunOptions};
 use lockstep_harness::inputs::scenario::Scenario;
 use lockstep_harness::outcome::Summary;
+use lockstep_harness::outcome::report::VehicleOutcome;
 use rayon::prelude::*;
 
 use crate::lookahead::{LookaheadSettings, boundaries, check_stretch, horizon};
@@ -56,20 +57,32 @@ pub enum FleetError {
     GroundStation { reason: String, time_us: u64 },
 }
 
-/// How a fleet run ended.
+/// What a fleet's run produced, however it ran (on threads here, or across
+/// processes by `lockstep-distributed`): the one result a fleet's report
+/// is made of.
 #[derive(Debug, Clone)]
-pub struct FleetSummary {
+pub struct FleetResult {
     pub end: Micros,
     /// Sync boundaries processed.
     pub syncs: u64,
-    /// Each vehicle's name and summary, in the scenario's order.
-    pub vehicles: Vec<(String, Summary)>,
+    /// Each vehicle's name and outcome, in the scenario's order (`None`:
+    /// its run did not end).
+    pub vehicles: Vec<(String, Option<VehicleOutcome>)>,
     pub encounters: Vec<Encounter>,
     /// Encounters past the bound, counted only.
     pub encounters_dropped: u64,
     pub closest: Option<Closest>,
     pub collisions: usize,
     pub lookahead: LookaheadStats,
+}
+
+/// How a fleet run on threads ended: its result, and each vehicle's
+/// summary (in the result's order) with what only this process has (the
+/// crashes and timeline as values).
+#[derive(Debug, Clone)]
+pub struct FleetSummary {
+    pub fleet: FleetResult,
+    pub summaries: Vec<Summary>,
 }
 
 /// What the lookahead did.
@@ -88,7 +101,13 @@ pub struct LookaheadStats {
 impl FleetSummary {
     /// Every vehicle's verdict passed.
     pub fn passed(&self) -> bool {
-        self.vehicles.iter().all(|(_, s)| s.verdict.passed())
+        self.summaries.iter().all(|s| s.verdict.passed())
+    }
+
+    /// Vehicle `name`'s summary.
+    pub fn summary(&self, name: &str) -> Option<&Summary> {
+        let i = self.fleet.vehicles.iter().position(|(n, _)| n == name)?;
+        self.summaries.get(i)
     }
 }
 
@@ -581,15 +600,23 @@ impl Fleet {
             }
         }
         result?;
+        let (names, summaries): (Vec<String>, Vec<Summary>) = vehicles.into_iter().unzip();
         Ok(FleetSummary {
-            end: self.now,
-            syncs: self.syncs,
-            vehicles,
-            encounters: self.separation.encounters().to_vec(),
-            encounters_dropped: self.separation.dropped(),
-            closest: self.separation.closest(),
-            collisions: self.separation.collisions(),
-            lookahead: self.stats.clone(),
+            fleet: FleetResult {
+                end: self.now,
+                syncs: self.syncs,
+                vehicles: names
+                    .into_iter()
+                    .zip(&summaries)
+                    .map(|(n, s)| (n, Some(VehicleOutcome::of(s))))
+                    .collect(),
+                encounters: self.separation.encounters().to_vec(),
+                encounters_dropped: self.separation.dropped(),
+                closest: self.separation.closest(),
+                collisions: self.separation.collisions(),
+                lookahead: self.stats.clone(),
+            },
+            summaries,
         })
     }
 }

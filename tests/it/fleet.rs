@@ -80,11 +80,12 @@ start_north_m = 40.0
     let mut fleet = Fleet::new(&fs, &options(dir.path(), 2)).unwrap();
     let s = fleet.run().unwrap();
     let collisions: Vec<_> = s
+        .fleet
         .encounters
         .iter()
         .filter(|e| e.kind == EncounterKind::Collision)
         .collect();
-    assert_eq!(collisions.len(), 1, "{:?}", s.encounters);
+    assert_eq!(collisions.len(), 1, "{:?}", s.fleet.encounters);
     let c = collisions[0];
     assert_eq!((c.a, c.b), (0, 1));
     // The Iris's rotor tip radius: 0.25 m arms (diagonal of the X) plus
@@ -95,7 +96,7 @@ start_north_m = 40.0
         "{c:?}, r {r}"
     );
     for (name, other) in [("still", "mover"), ("mover", "still")] {
-        let sum = &s.vehicles.iter().find(|(n, _)| n == name).unwrap().1;
+        let sum = s.summary(name).unwrap();
         let crash = sum
             .verdict
             .crashes
@@ -120,7 +121,7 @@ start_north_m = 40.0
             sum.timeline
         );
     }
-    let bystander = &s.vehicles[2].1;
+    let bystander = &s.summaries[2];
     assert!(
         bystander.verdict.crashes.is_empty(),
         "{:?}",
@@ -145,7 +146,7 @@ fn the_logs_do_not_depend_on_the_number_of_threads() {
         }
         let mut fleet = Fleet::new(&fs, &options(dir.path(), threads)).unwrap();
         let s = fleet.run().unwrap();
-        assert_eq!(s.end.0, 8_000_000);
+        assert_eq!(s.fleet.end.0, 8_000_000);
         seen.push(digests(dir.path(), &fs));
     }
     assert_eq!(seen[0], seen[1]);

@@ -61,14 +61,15 @@ fn same_run(fs: &FleetScenario, (da, a): (&Path, &FleetSummary), (db, b): (&Path
             v.name
         );
     }
-    assert_eq!(a.encounters, b.encounters);
-    assert_eq!(a.closest, b.closest);
+    let (fa, fb) = (&a.fleet, &b.fleet);
+    assert_eq!(fa.encounters, fb.encounters);
+    assert_eq!(fa.closest, fb.closest);
     assert_eq!(
-        (a.collisions, a.syncs, a.end),
-        (b.collisions, b.syncs, b.end)
+        (fa.collisions, fa.syncs, fa.end),
+        (fb.collisions, fb.syncs, fb.end)
     );
-    for ((na, sa), (nb, sb)) in a.vehicles.iter().zip(&b.vehicles) {
-        assert_eq!(na, nb);
+    assert_eq!(fa.vehicles, fb.vehicles);
+    for ((na, _), (sa, sb)) in fa.vehicles.iter().zip(a.summaries.iter().zip(&b.summaries)) {
         assert_eq!(sa.verdict, sb.verdict, "{na}");
         assert_eq!(sa.timeline, sb.timeline, "{na}");
     }
@@ -85,6 +86,7 @@ fn a_push_beyond_the_spec_redoes_the_stretch_and_changes_no_bit() {
     let (fs, ahead) = fly(&pair(dir.path(), "", push), &on);
     let (_, plain) = fly(&pair(dir.path(), "lookahead_max_s = 0", push), &off);
     same_run(&fs, (&on, &ahead), (&off, &plain));
+    let (ahead, plain) = (&ahead.fleet, &plain.fleet);
     assert_eq!(plain.collisions, 1, "{:?}", plain.encounters);
     // The plain run met at every sync period; the lookahead in far fewer
     // rounds, one stretch of which was redone.
@@ -124,6 +126,7 @@ fn secondaries_redo_a_pushed_stretch_to_the_plain_runs_bits() {
             v.name
         );
     }
+    let (out, plain) = (&out.fleet, &plain.fleet);
     assert_eq!(out.encounters, plain.encounters);
     assert_eq!(out.closest, plain.closest);
     assert_eq!((out.collisions, out.syncs), (1, plain.syncs));
@@ -202,7 +205,7 @@ fn with_broken_b(case: &str) -> [Ended; 2] {
         let mut fleet = Fleet::new(&fs, &options).unwrap();
         let ended = fleet
             .run()
-            .map(|s| format!("{:?}", s.lookahead.off))
+            .map(|s| format!("{:?}", s.fleet.lookahead.off))
             .map_err(|e| e.to_string().replace(|c: char| c.is_ascii_digit(), "#"));
         let logs = ["a", "b"].map(|v| std::fs::read(log_path(&out, v)).unwrap());
         (ended, logs.to_vec())

@@ -185,7 +185,7 @@ mod imp {
     use std::path::Path;
 
     use super::*;
-    use crate::fleet::{Ending, FleetResult, FleetRun, Percentiles, RoundPartsSeconds, Rounds};
+    use crate::fleet::{Ending, FleetRun, Percentiles, RoundPartsSeconds, Rounds};
 
     fn seconds(p: &lockstep_distributed::RoundParts) -> RoundPartsSeconds {
         RoundPartsSeconds {
@@ -302,15 +302,7 @@ mod imp {
                         round_parts_s: seconds(&out.round_parts),
                     }),
                 },
-                Ok(FleetResult {
-                    vehicles: out.vehicles,
-                    encounters: out.encounters,
-                    encounters_dropped: out.encounters_dropped,
-                    closest: out.closest,
-                    collisions: out.collisions,
-                    syncs: out.syncs,
-                    lookahead: out.lookahead.clone(),
-                }),
+                Ok(out.fleet),
             ),
             Err(e) => (
                 FleetRun::Distributed {

@@ -18,11 +18,10 @@ use lockstep_harness::engine::RunOptions;
 use lockstep_harness::inputs::scenario::Override;
 use lockstep_harness::io::log_meta::sidecar_path;
 use lockstep_harness::outcome::class::{Classified, ErrorClass, Part};
-use lockstep_harness::outcome::report::VehicleOutcome;
 
 pub use report::{
-    EncounterReport, Ending, FleetReport, FleetResult, FleetRun, FleetVehicle, Percentiles,
-    RoundPartsSeconds, Rounds,
+    EncounterReport, Ending, FleetReport, FleetRun, FleetVehicle, Percentiles, RoundPartsSeconds,
+    Rounds,
 };
 
 use crate::RunError;
@@ -232,19 +231,7 @@ impl PreparedFleet {
         };
         let wall = started.elapsed().as_secs_f64();
         let ending: Ending = match result {
-            Ok(s) => Ok(FleetResult {
-                vehicles: s
-                    .vehicles
-                    .iter()
-                    .map(|(n, sum)| (n.clone(), Some(VehicleOutcome::of(sum))))
-                    .collect(),
-                encounters: s.encounters,
-                encounters_dropped: s.encounters_dropped,
-                closest: s.closest,
-                collisions: s.collisions,
-                syncs: s.syncs,
-                lookahead: s.lookahead,
-            }),
+            Ok(s) => Ok(s.fleet),
             Err(e) => Err((e.to_string(), classify(&e, false))),
         };
         let out = self.request.out.as_deref();

@@ -3,9 +3,8 @@
 
 use std::path::Path;
 
-use lockstep_fleet::FleetScenario;
 use lockstep_fleet::run::{LookaheadStats, log_path};
-use lockstep_fleet::separation::{Closest, Encounter};
+use lockstep_fleet::{FleetResult, FleetScenario};
 use lockstep_harness::io::digest::file_digest;
 use lockstep_harness::outcome::class::{Classified, ErrorClass};
 use lockstep_harness::outcome::report::VehicleOutcome;
@@ -156,19 +155,6 @@ pub struct FleetReport {
     pub link_notes: Vec<String>,
 }
 
-/// What a fleet run (threaded or distributed) produced.
-#[derive(Debug, Clone)]
-pub struct FleetResult {
-    /// Each vehicle's name and outcome (`None`: its run did not end).
-    pub vehicles: Vec<(String, Option<VehicleOutcome>)>,
-    pub encounters: Vec<Encounter>,
-    pub encounters_dropped: u64,
-    pub closest: Option<Closest>,
-    pub collisions: usize,
-    pub syncs: u64,
-    pub lookahead: LookaheadStats,
-}
-
 /// What the lookahead did in a run that ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LookaheadReport {
@@ -220,6 +206,7 @@ impl FleetReport {
             }
         };
         let r = r.unwrap_or(FleetResult {
+            end: lockstep_harness::Micros(simulated_us),
             vehicles: Vec::new(),
             encounters: Vec::new(),
             encounters_dropped: 0,
