@@ -395,3 +395,37 @@ fn rows_kept_in_memory_have_the_log_files_digest() {
         file
     );
 }
+
+/// A scenario a front end loaded itself is prepared as a file is, with the
+/// same flight; overrides for it (which it has no text left to apply to)
+/// are refused, naming the key.
+#[test]
+fn a_loaded_scenario_flies_as_its_file_and_takes_no_overrides() {
+    use lockstep_harness::inputs::scenario::{Override, Scenario};
+    use lockstep_run::flight::{FlightOutputs, FlightRequest, ScenarioSource, prepare};
+    let set = || vec![Override::parse("--set", "simulation.duration_s=2").unwrap()];
+    let request = |scenario: ScenarioSource, overrides| FlightRequest {
+        scenario,
+        autopilot: PathBuf::from(crate::common::BUNDLED),
+        overrides,
+        outputs: FlightOutputs::default(),
+        isolation: lockstep_abi::Isolation::InProcess,
+        spelling: lockstep_run::choice::Spelling::Cli,
+    };
+    let loaded = Scenario::load_with(example(), &set()).unwrap();
+    let source = || ScenarioSource::Loaded(Box::new(loaded.clone()));
+    let from_file = prepare(request(example().into(), set()))
+        .unwrap()
+        .fly(|_| {});
+    let from_loaded = prepare(request(source(), Vec::new())).unwrap().fly(|_| {});
+    assert_eq!(from_loaded.scenario, from_file.scenario);
+    assert_eq!(from_loaded.final_state, from_file.final_state);
+    let e = prepare(request(source(), set())).unwrap_err();
+    assert_eq!(
+        (e.class, e.message.as_str()),
+        (
+            lockstep_run::ErrorClass::Configuration,
+            "simulation.duration_s: a scenario already loaded takes no overrides"
+        )
+    );
+}

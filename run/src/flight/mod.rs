@@ -285,11 +285,13 @@ fn run_id(request: &FlightRequest, s: &Scenario) -> String {
 /// reaches them all.
 pub fn prepare(mut request: FlightRequest) -> Result<Prepared, RunError> {
     let config = RunError::configuration;
-    let source = std::mem::replace(&mut request.scenario, ScenarioSource::File(PathBuf::new()));
-    let path = source.path().to_path_buf();
-    let s = source.load(&request.overrides)?;
-    request.scenario = ScenarioSource::File(path);
+    // Loaded here once; the request keeps the scenario's path.
     let scenario_path = request.scenario.path().to_path_buf();
+    let source = std::mem::replace(
+        &mut request.scenario,
+        ScenarioSource::File(scenario_path.clone()),
+    );
+    let s = source.load(&request.overrides)?;
     let arg = |name: &str| request.spelling.arg(name);
     let o = &request.outputs;
     let has_log_cadence = s.cadence("log").is_some();
@@ -298,7 +300,7 @@ pub fn prepare(mut request: FlightRequest) -> Result<Prepared, RunError> {
     let mut plot = o.plot.clone();
     let mut page = None;
     if let Some(dir) = &o.out {
-        make_dir("--out", dir)?;
+        make_dir(&arg("out"), dir)?;
         if log.is_none() && has_log_cadence {
             log = Some(dir.join("log.csv"));
         }
