@@ -131,6 +131,14 @@ def test_a_missing_scenario_and_an_unknown_aircraft_are_named(tmp_path):
     assert str(e.value).endswith("; did you mean `hexa`?")
 
 
+def test_an_out_directory_that_cannot_be_made_is_named_as_python_spells_it(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(lockstep.ConfigurationError) as e:
+        lockstep.fly(out=blocker / "dir")
+    assert str(e.value).startswith(f"out {blocker / 'dir'}: cannot create the directory: ")
+
+
 def test_specs_lists_the_built_in_aircraft():
     s = lockstep.specs()
     assert list(s) == ["iris", "hexa", "octa"]
