@@ -169,7 +169,7 @@ fn print_text(r: &CosimReport, remote: &[String]) {
     say!(
         "summary     {}",
         std::path::Path::new(&r.record)
-            .with_file_name("summary.json")
+            .with_file_name(lockstep_run::summary::SUMMARY)
             .display()
     );
 }

@@ -143,7 +143,10 @@ fn print_text(r: &OrchestrateReport, out: &std::path::Path) {
     if let Some(v) = &r.viewer {
         say!("viewer      {v}");
     }
-    say!("summary     {}", out.join("summary.json").display());
+    say!(
+        "summary     {}",
+        out.join(lockstep_run::summary::SUMMARY).display()
+    );
 }
 
 /// `lockstep model-host`: serves one model of a fleet file.

@@ -685,12 +685,7 @@ pub unsafe extern "C" fn lockstep_sim_report(
 ) -> lockstep_status {
     with(sim, |e| {
         non_null_mut(out_len, "out_len")?;
-        let json = serde_json::to_string(&ended_report(e)?).map_err(|err| {
-            Failure::new(
-                lockstep_status::LOCKSTEP_ERR_PANIC,
-                format!("the report did not serialize: {err}"),
-            )
-        })?;
+        let json = lockstep_run::summary::RunSummary::from(ended_report(e)?).to_json_line();
         // SAFETY: the caller's promises on `buf` and `out_len`.
         unsafe { copy_message(&json, buf, len, out_len) }
     })

@@ -12,6 +12,7 @@ use lockstep_run::batch::{BatchRequest, Workers};
 use lockstep_run::choice::Spelling;
 use lockstep_run::flight::{FlightOutputs, FlightRequest};
 use lockstep_run::study::StudyRequest;
+use lockstep_run::summary::RunSummary;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
@@ -117,8 +118,7 @@ pub fn _fly<'py>(
         None
     };
     let columns = log_columns(py, &shape, &rows)?;
-    let json = serde_json::to_string(&report)
-        .map_err(|e| configuration(format!("the report did not serialize: {e}")))?;
+    let json = RunSummary::from(report.clone()).to_json_line();
     let parts = PyTuple::new(
         py,
         [
@@ -281,8 +281,7 @@ pub fn _montecarlo<'py>(
         return Err(e);
     }
     let batch = batch.map_err(run_error)?;
-    let json = serde_json::to_string(&batch.report)
-        .map_err(|e| configuration(format!("the summary did not serialize: {e}")))?;
+    let json = RunSummary::from(batch.report).to_json_line();
     let columns = run_columns(py, &batch.rows)?;
     PyTuple::new(py, [json.into_pyobject(py)?.into_any(), columns.into_any()])
 }

@@ -518,7 +518,6 @@ fn engine_error(e: &lockstep_harness::engine::EngineError) -> PyErr {
 
 fn report<'py>(py: Python<'py>, s: &Session) -> PyResult<Bound<'py, PyAny>> {
     let r = s.report("finish()").map_err(crate::errors::session_error)?;
-    let json = serde_json::to_string(&r)
-        .map_err(|e| configuration(format!("the report did not serialize: {e}")))?;
+    let json = lockstep_run::summary::RunSummary::from(r).to_json_line();
     py.import("json")?.call_method1("loads", (json,))
 }

@@ -4,7 +4,6 @@
 //! participants may run in processes of their own ([`Elsewhere`]); a
 //! participant can also be served to a run elsewhere ([`host`]).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -15,17 +14,17 @@ use lockstep_cosim::assemble::{AssembleOptions, assemble_with, make_participant}
 use lockstep_cosim::file::{FileMode, SystemFile};
 use lockstep_cosim::record::Recorder;
 use lockstep_cosim::{CosimError, Participant};
-pub use lockstep_cosim::{ParticipantReport, TransferReport};
 use lockstep_harness::engine::RunOptions;
 use lockstep_harness::io::digest::file_digest;
 use lockstep_harness::outcome::class::ErrorClass;
-use serde::{Deserialize, Serialize};
 
 use crate::RunError;
 use crate::flight::real_time_factor;
 use crate::hosts::{ChildSetup, Elsewhere, HostKind};
 use crate::net::Network;
 use crate::outputs::make_dir;
+pub use crate::summary::cosim::{CosimReport, ParticipantReport, TransferReport};
+use crate::summary::{COSIM_RECORD, SUMMARY};
 
 /// A co-simulation to run.
 #[derive(Debug, Clone)]
@@ -57,50 +56,6 @@ pub struct CosimHeader {
     pub transfers: usize,
 }
 
-/// A co-simulation run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CosimReport {
-    pub system: String,
-    pub description: Option<String>,
-    /// `serialized` or `parallel`.
-    pub mode: String,
-    pub threads: usize,
-    pub step_us: u64,
-    pub duration_us: u64,
-    pub reached_us: u64,
-    pub wall_s: f64,
-    pub real_time_factor: f64,
-    /// The record (`cosim.csv`) and its digest.
-    pub record: String,
-    pub record_digest: Option<String>,
-    /// The first failure: the run's, else finishing's, else the record's.
-    pub error: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error_class: Option<ErrorClass>,
-    pub exit_status: u8,
-    pub participants: BTreeMap<String, ParticipantReport>,
-    pub transfers: BTreeMap<String, TransferReport>,
-    /// Outputs that could not be written (the summary).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub output_errors: Vec<String>,
-}
-
-impl CosimReport {
-    /// The vehicles whose verdict failed.
-    pub fn failed_vehicles(&self) -> Vec<&str> {
-        self.participants
-            .iter()
-            .filter(|(_, r)| r.vehicle().and_then(|v| v.passed()) == Some(false))
-            .map(|(n, _)| n.as_str())
-            .collect()
-    }
-
-    /// The report as the JSON text `--json` prints and `summary.json` holds.
-    pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).expect("a report serializes")
-    }
-}
-
 /// The output directory when none is given: `<stem>.cosim` here.
 fn default_out(system: &Path) -> PathBuf {
     let stem = system
@@ -129,9 +84,6 @@ impl std::fmt::Debug for PreparedCosim {
     }
 }
 
-/// The record's name in the out directory.
-const RECORD: &str = "cosim.csv";
-
 /// Loads the system file, starts or waits for the participants served
 /// elsewhere, assembles the system and opens the record. `notice` hears
 /// lines for the user (processes started, importer notes).
@@ -154,8 +106,8 @@ pub fn prepare(request: CosimRequest, notice: &dyn Fn(&str)) -> Result<PreparedC
         bundled_fmu: Some(crate::assets::fmu),
         taken: vec![
             ("the system file".into(), sf.file.clone()),
-            ("the record".into(), out.join(RECORD)),
-            ("the summary".into(), out.join("summary.json")),
+            ("the record".into(), out.join(COSIM_RECORD)),
+            ("the summary".into(), out.join(SUMMARY)),
         ],
     };
     let names: Vec<&str> = sf.participants.iter().map(|p| p.name.as_str()).collect();
@@ -191,7 +143,7 @@ pub fn prepare(request: CosimRequest, notice: &dyn Fn(&str)) -> Result<PreparedC
             notice(&format!("note: participant `{name}`: {l}"));
         }
     }
-    let record_path = out.join(RECORD);
+    let record_path = out.join(COSIM_RECORD);
     let rec = match Recorder::new(&record_path, &c, sf.record.as_deref(), sf.record_period) {
         Ok(r) => r,
         Err(e) => {
@@ -330,7 +282,8 @@ impl PreparedCosim {
         };
         report.error_class = class;
         report.exit_status = class.map_or(0, |c| c.exit_status(signal));
-        if let Err(e) = crate::write_summary(&self.out, &report.to_json()) {
+        if let Err(e) = crate::summary::OutDir::new(&self.out).write_summary(&report.clone().into())
+        {
             report.output_errors.push(e);
             report.error_class = Some(ErrorClass::RunFailure);
             report.exit_status = ErrorClass::RunFailure.exit_status(None);

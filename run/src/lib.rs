@@ -22,6 +22,9 @@
 //!   default scenario, the bundled FMUs).
 //! - [`outputs`]: the one check of outputs against inputs.
 //! - [`plots`]: a flight log drawn.
+//! - [`summary`]: what a run leaves behind: the files of its out directory
+//!   ([`summary::OutDir`]) and its `summary.json`, one report per kind of
+//!   run tagged with the kind ([`summary::RunSummary`]).
 //! - [`RunError`] and the classification every front end maps
 //!   ([`ErrorClass`]: exit statuses, C status codes, Python exceptions).
 
@@ -43,6 +46,7 @@ pub mod plots;
 pub mod replay;
 pub mod session;
 pub mod study;
+pub mod summary;
 pub mod view;
 
 pub use lockstep_harness::outcome::class::{Classified, ErrorClass, Part};
@@ -116,12 +120,4 @@ impl RunError {
     pub fn exit_status(&self) -> u8 {
         self.class.exit_status(self.signal)
     }
-}
-
-/// Writes `json` (and a newline) to `dir/summary.json`; the reason when it
-/// cannot.
-pub(crate) fn write_summary(dir: &std::path::Path, json: &str) -> Result<(), String> {
-    let f = dir.join("summary.json");
-    std::fs::write(&f, format!("{json}\n"))
-        .map_err(|e| format!("cannot write the summary {}: {e}", f.display()))
 }

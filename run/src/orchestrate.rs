@@ -18,12 +18,12 @@ use lockstep_harness::engine::RunOptions;
 use lockstep_harness::io::log_meta::sidecar_path;
 use lockstep_harness::io::paths::scenario_inputs;
 use lockstep_harness::outcome::class::ErrorClass;
-use lockstep_orchestrator::{Model, Stats, TimelineInfo};
-use serde::{Deserialize, Serialize};
+use lockstep_orchestrator::Model;
 
 use crate::RunError;
 use crate::hosts::{ChildSetup, Elsewhere, HostKind};
 use crate::net::Network;
+pub use crate::summary::orchestrate::OrchestrateReport;
 
 /// An orchestrated run to make.
 #[derive(Debug, Clone)]
@@ -47,53 +47,6 @@ pub struct OrchestrateRequest {
     /// A signal number stored here stops the run before its next
     /// timestamp, with everything up to there written.
     pub interrupt: Option<Arc<AtomicUsize>>,
-}
-
-/// An orchestrated run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OrchestrateReport {
-    pub fleet: String,
-    pub description: Option<String>,
-    pub timeline: TimelineInfo,
-    pub seed: u64,
-    pub threads: usize,
-    /// Models run in child processes, and models reached elsewhere.
-    pub processes: Vec<String>,
-    pub remote: Vec<String>,
-    /// The last timestamp processed.
-    pub last_timestamp: u64,
-    pub stats: Stats,
-    pub wall_s: f64,
-    pub calls_per_s: f64,
-    /// What ended the run early, if anything.
-    pub error: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error_class: Option<ErrorClass>,
-    pub exit_status: u8,
-    /// What each model said at the end (a vehicle's `log`: where its
-    /// flight log is).
-    pub models: BTreeMap<String, serde_json::Value>,
-    /// The viewer's page of the vehicles, when they wrote logs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub viewer: Option<String>,
-    /// The plot of the vehicles' logs (`fleet.png`, `fleet.svg`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub plots: Vec<String>,
-    /// Outputs that could not be written (the summary, the trace).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub output_errors: Vec<String>,
-}
-
-impl OrchestrateReport {
-    /// The report as the JSON text `--json` prints and `summary.json` holds.
-    pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).expect("a report serializes")
-    }
-
-    /// Simulated seconds reached.
-    pub fn simulated_s(&self) -> f64 {
-        self.timeline.micros(self.last_timestamp) as f64 * 1e-6
-    }
 }
 
 impl OrchestrateRequest {
@@ -206,13 +159,19 @@ pub fn run(
             .map(|(n, p)| (n.as_str(), p.as_path()))
             .collect();
         let mut shown = report.clone();
-        shown.viewer = Some(out.join(crate::view::FLIGHT_PAGE).display().to_string());
-        let drawn = crate::fleet::report::draw_fleet(&out, &title, &named, None, &as_fleet(&shown));
+        shown.viewer = Some(out.join(crate::summary::FLIGHT_PAGE).display().to_string());
+        let drawn = crate::fleet::report::draw_fleet(
+            &out,
+            &title,
+            &named,
+            None,
+            &crate::view::Crowd::of_orchestration(&shown),
+        );
         report.viewer = drawn.viewer;
         report.plots = drawn.plots;
         failed.extend(drawn.errors);
     }
-    if let Err(e) = crate::write_summary(&out, &report.to_json()) {
+    if let Err(e) = crate::summary::OutDir::new(&out).write_summary(&report.clone().into()) {
         failed.push(e);
     }
     if request.trace {
@@ -221,7 +180,7 @@ pub fn run(
             lines.push_str(&serde_json::to_string(c).expect("a call is JSON"));
             lines.push('\n');
         }
-        let p = out.join("trace.jsonl");
+        let p = out.join(crate::summary::TRACE);
         if let Err(e) = std::fs::write(&p, lines) {
             failed.push(format!("cannot write {}: {e}", p.display()));
         }
@@ -251,36 +210,14 @@ fn vehicle_logs(models: &BTreeMap<String, serde_json::Value>) -> Vec<(String, Pa
         .collect()
 }
 
-/// An orchestration's report (`summary.json`'s contents) in the shape of a
-/// fleet's, for the viewer: its vehicles those models that name a log.
-pub(crate) fn as_fleet(report: &OrchestrateReport) -> serde_json::Value {
-    let vehicles: Vec<serde_json::Value> = report
-        .models
-        .iter()
-        .filter(|(_, said)| said["log"].is_string())
-        .map(|(name, said)| {
-            let mut v = said.clone();
-            v["name"] = serde_json::json!(name);
-            v
-        })
-        .collect();
-    serde_json::json!({
-        "scenario": report.fleet,
-        "description": report.description,
-        "seed": report.seed,
-        "vehicles": vehicles,
-        "viewer": report.viewer,
-    })
-}
-
 /// Refuses a vehicle's log (or its sidecar) that would overwrite one of
 /// its inputs or another output, before any model is made.
 fn check_logs(ff: &FleetFile, autopilot: &Path, dir: &Path) -> Result<(), RunError> {
     let config = |e: lockstep_delivery::RunError| RunError::configuration(e.to_string());
-    let summary = dir.join("summary.json");
-    let trace = dir.join("trace.jsonl");
-    let page = dir.join(crate::view::FLIGHT_PAGE);
-    let [png, svg] = lockstep_plot::output_files(&dir.join(crate::fleet::report::FLEET_PLOT));
+    let summary = dir.join(crate::summary::SUMMARY);
+    let trace = dir.join(crate::summary::TRACE);
+    let page = dir.join(crate::summary::FLIGHT_PAGE);
+    let [png, svg] = lockstep_plot::output_files(&dir.join(crate::summary::FLEET_PLOT));
     for d in &ff.models {
         let Some(s) = vehicle_scenario(ff, d).map_err(config)? else {
             continue;

@@ -10,7 +10,7 @@ use lockstep_harness::engine::{Engine, EngineError};
 use lockstep_harness::outcome::Summary;
 
 use crate::RunError;
-use crate::flight::{FlightReport, ReportContext, report};
+use crate::summary::flight::{FlightReport, ReportContext, report};
 
 /// Why a session refused a call or stopped.
 #[derive(Debug)]

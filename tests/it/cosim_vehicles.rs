@@ -366,6 +366,21 @@ fn parallel_and_serialized_cosim_runs_write_the_same_bytes() {
             "{v}"
         );
     }
+    // The summary says its kind, and the viewer shows the vehicles.
+    assert_eq!(s0["kind"], "cosim");
+    let r = lockstep(&["view", outs[0].to_str().unwrap()]);
+    assert_eq!(r.code(), 0, "{r}");
+    let page = outs[0].join("flight.html");
+    assert_eq!(r.stdout, format!("viewer        {}\n", page.display()));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<title>radio_swarm.toml (4 vehicles)</title>"),
+        "{}",
+        &html[..400]
+    );
+    for v in ["alpha", "bravo", "charlie", "delta"] {
+        assert!(html.contains(&format!("\"name\":\"{v}\"")), "{v}");
+    }
 }
 
 #[test]

@@ -195,6 +195,39 @@ fn the_merge_refuses_what_is_not_one_batch() {
             whole.display()
         )
     );
+    // A summary that says no kind (an older lockstep's), one of another
+    // kind, one of a kind not known.
+    let untagged = edited("untagged", "summary.json", &|v| {
+        v.as_object_mut().unwrap().remove("kind");
+    });
+    assert_eq!(
+        refused(&[&untagged, &s2, &s3]),
+        format!(
+            "lockstep montecarlo merge: {}: no `kind` in it: not a summary, or one written by a \
+             lockstep before summaries said their kind (run it again); a summary's kind is one \
+             of flight, fleet, batch, cosim, orchestrate",
+            untagged.join("summary.json").display()
+        )
+    );
+    let flight = dir.join("flight");
+    let r = lockstep(&["fly", "--duration", "1", "--out", flight.to_str().unwrap()]);
+    assert_eq!(r.code(), 0, "{r}");
+    assert_eq!(
+        refused(&[&flight, &s2, &s3]),
+        format!(
+            "lockstep montecarlo merge: {}: a flight's summary, not a batch's",
+            flight.join("summary.json").display()
+        )
+    );
+    let unknown = edited("unknown", "summary.json", &|v| v["kind"] = "swarm".into());
+    assert_eq!(
+        refused(&[&unknown, &s2, &s3]),
+        format!(
+            "lockstep montecarlo merge: {}: its kind \"swarm\" is none this lockstep knows \
+             (flight, fleet, batch, cosim, orchestrate)",
+            unknown.join("summary.json").display()
+        )
+    );
     // The scenario changed after the shards flew.
     let text = std::fs::read_to_string(&s).unwrap();
     std::fs::write(&s, format!("{text}\n# changed\n")).unwrap();

@@ -100,7 +100,7 @@ fn view_refuses_what_it_cannot_show_naming_it() {
     assert_eq!(
         r.stderr,
         format!(
-            "lockstep view: {}: no summary.json nor log.csv in it (give a `fly`, fleet, `orchestrate` or `montecarlo` --out directory, or a flight log)\n",
+            "lockstep view: {}: no summary.json nor log.csv in it (give the --out directory of a `fly`, fleet, `orchestrate`, `cosim` or `montecarlo` run, or a flight log)\n",
             dir.path().display()
         )
     );

@@ -32,46 +32,18 @@ use std::time::{Duration, Instant};
 use lockstep_abi::Isolation;
 use lockstep_harness::inputs::scenario::{Override, Scenario};
 use lockstep_harness::outcome::class::ErrorClass;
-use serde::{Deserialize, Serialize};
 
 pub use draw::Draw;
 pub use fly::fly;
-pub use report::{Aggregate, RunRow, RunStatus, Stat};
+pub use report::{Aggregate, RunRow, RunStatus};
 
 use crate::RunError;
 use crate::outputs::{check_against_inputs, make_dir, scenario_inputs};
+use crate::summary::OutDir;
+pub use crate::summary::batch::{BatchReport, Stat, Workers};
 
-/// The files a batch writes into its out directory.
-pub const RUNS_CSV: &str = "runs.csv";
-pub const SUMMARY: &str = "summary.json";
-pub const HISTOGRAMS: &str = "histograms";
-pub const SCATTER: &str = "scatter";
-/// The figures a batch draws (stems of their PNG and SVG files).
-pub const FIGURES: [&str; 2] = [HISTOGRAMS, SCATTER];
-
-/// Where the runs fly.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Workers {
-    /// Each run in a child process of its own (the autopilot in-process
-    /// there): a crash or hang of the library is that run's failed row,
-    /// and every run starts from a freshly loaded library.
-    Processes,
-    /// Runs on threads of this process, the autopilot in-process: no
-    /// process start per run, but only for a library that declares itself
-    /// re-entrant, and a crash of the library ends the batch.
-    Threads,
-}
-
-impl Workers {
-    /// Its name as the summary and `--workers` write it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Workers::Processes => "processes",
-            Workers::Threads => "threads",
-        }
-    }
-}
+// The files a batch writes into its out directory.
+pub use crate::summary::{FIGURES, HISTOGRAMS, RUNS_CSV, SCATTER, SUMMARY};
 
 /// A batch to fly.
 #[derive(Debug, Clone)]
@@ -101,41 +73,6 @@ pub struct BatchRequest {
     pub shard: Option<shard::Shard>,
 }
 
-/// A batch's summary (`summary.json`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BatchReport {
-    pub scenario: String,
-    pub master_seed: u64,
-    pub runs: usize,
-    pub completed: usize,
-    pub failed: usize,
-    /// Completed runs whose verdict passed.
-    pub passed: usize,
-    pub motor_failures: usize,
-    pub jobs: usize,
-    pub workers: Workers,
-    pub wall_s: f64,
-    pub runs_per_s: f64,
-    /// The signal that stopped the batch (its runs not flown are failed
-    /// rows that say so).
-    pub interrupted_by: Option<String>,
-    pub stats: Vec<Stat>,
-    /// The viewer's page (`montecarlo.html`), when one was written.
-    #[serde(default)]
-    pub viewer: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error_class: Option<ErrorClass>,
-    pub exit_status: u8,
-    /// The shard of a batch this is (`--shard K/M`): its statistics are
-    /// its runs' only, and `montecarlo merge` joins the shards.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shard: Option<shard::ShardInfo>,
-    /// Outputs that could not be written (the CSV, the summary, the
-    /// histograms).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub output_errors: Vec<String>,
-}
-
 /// What a batch produced: its summary, its rows, the files written.
 #[derive(Debug, Clone)]
 pub struct Batch {
@@ -158,7 +95,7 @@ pub struct PreparedBatch {
     scenario: Scenario,
     draws: Vec<Draw>,
     rotors: usize,
-    shard: Option<shard::ShardInfo>,
+    shard: Option<crate::summary::batch::ShardInfo>,
 }
 
 /// Loads the scenario, checks its `[montecarlo]` section, the library
@@ -226,7 +163,7 @@ fn prepare_outputs(request: BatchRequest) -> Result<PreparedBatch, RunError> {
     let plots = lockstep_plot::output_files(&out.join(HISTOGRAMS));
     let scatter = lockstep_plot::output_files(&out.join(SCATTER));
     let (csv, summary) = (out.join(RUNS_CSV), out.join(SUMMARY));
-    let page = out.join(crate::view::BATCH_PAGE);
+    let page = out.join(crate::summary::BATCH_PAGE);
     let outputs = [
         ("the runs' CSV", csv.as_path()),
         ("the summary", summary.as_path()),
@@ -358,7 +295,7 @@ impl PreparedBatch {
         if self.shard.is_some() {
             // A shard's rows, exactly, for the merge; its figures and page
             // would show a part: the merge draws the whole.
-            let at = r.out.join(shard::ROWS_JSON);
+            let at = r.out.join(crate::summary::ROWS_JSON);
             let text = serde_json::to_string(&rows).expect("rows are JSON");
             if let Err(e) = std::fs::write(&at, text) {
                 failed.push(format!("cannot write {}: {e}", at.display()));
@@ -408,11 +345,10 @@ impl PreparedBatch {
             report.output_errors.append(&mut failed);
         }
         // The page shows the summary as it is about to be written.
-        let page = r.out.join(crate::view::BATCH_PAGE);
+        let page = r.out.join(crate::summary::BATCH_PAGE);
         let mut shown = report.clone();
         shown.viewer = Some(page.display().to_string());
-        let value = serde_json::to_value(&shown).expect("a summary is JSON");
-        match crate::view::batch(&r.out, &value, &page) {
+        match crate::view::batch(&r.out, &shown, &page) {
             Ok(()) => report.viewer = shown.viewer,
             Err(e) => report.output_errors.push(format!("the viewer's page: {e}")),
         }
@@ -431,11 +367,8 @@ impl PreparedBatch {
     ) -> Batch {
         let r = &self.request;
         let (csv, summary) = (r.out.join(RUNS_CSV), r.out.join(SUMMARY));
-        let text = serde_json::to_string_pretty(&report).expect("a summary is JSON");
-        if let Err(e) = std::fs::write(&summary, text + "\n") {
-            report
-                .output_errors
-                .push(format!("cannot write {}: {e}", summary.display()));
+        if let Err(e) = OutDir::new(&r.out).write_summary(&report.clone().into()) {
+            report.output_errors.push(e);
         }
         if !report.output_errors.is_empty() && report.error_class.is_none() {
             report.error_class = Some(ErrorClass::RunFailure);

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::summary::batch::Stat;
+
 use lockstep_harness::inputs::scenario::SpecAdjust;
 
 use super::Draw;
@@ -155,19 +157,6 @@ pub fn csv_text(rows: &[RunRow]) -> String {
         let _ = w.write_record(&rec);
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
-}
-
-/// Statistics of one measurement over the completed runs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Stat {
-    pub name: String,
-    pub mean: f64,
-    pub std: f64,
-    pub min: f64,
-    pub p5: f64,
-    pub p50: f64,
-    pub p95: f64,
-    pub max: f64,
 }
 
 /// A batch's aggregate statistics.

@@ -10,13 +10,11 @@ use std::path::{Path, PathBuf};
 
 use lockstep_harness::inputs::scenario::{Override, Scenario};
 use lockstep_harness::io::digest::file_digest;
-use serde::{Deserialize, Serialize};
 
-use super::{BatchReport, BatchRequest, RunRow, SUMMARY};
+use super::{BatchReport, BatchRequest, RunRow};
 use crate::RunError;
-
-/// The file a shard writes its rows into, exactly (for [`merge`]).
-pub const ROWS_JSON: &str = "rows.json";
+pub use crate::summary::batch::ShardInfo;
+use crate::summary::{OutDir, RunSummary};
 
 /// Shard `index` (from 1) of `of`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,25 +43,6 @@ impl Shard {
         let at = |k: u64| ((k as u128 * runs as u128) / self.of as u128) as u64;
         at(self.index - 1)..at(self.index)
     }
-}
-
-/// What a shard's summary says of the batch it belongs to.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ShardInfo {
-    pub index: u64,
-    pub of: u64,
-    /// Its runs: `first_run` to `end_run` (excluded) of `total_runs`.
-    pub first_run: u64,
-    pub end_run: u64,
-    pub total_runs: u64,
-    /// The overrides the batch was given.
-    pub overrides: Vec<Override>,
-    /// Each input file (scenario, spec, mission) and its SHA-256.
-    pub inputs: Vec<(String, String)>,
-    pub autopilot: String,
-    pub autopilot_digest: String,
-    /// The lockstep that flew it.
-    pub version: String,
 }
 
 /// Each input file of `s` (from `scenario`) with its digest.
@@ -136,11 +115,23 @@ struct Read {
 
 fn read(dir: &Path) -> Result<Read, RunError> {
     let config = RunError::configuration;
-    let at = dir.join(SUMMARY);
-    let text = std::fs::read_to_string(&at)
-        .map_err(|e| config(format!("cannot read {}: {e}", at.display())))?;
-    let report: BatchReport = serde_json::from_str(&text)
-        .map_err(|e| config(format!("{}: not a batch's summary: {e}", at.display())))?;
+    let at = OutDir::new(dir);
+    let report = match at.read_summary().map_err(config)? {
+        Some(RunSummary::Batch(b)) => b,
+        Some(other) => {
+            return Err(config(format!(
+                "{}: a {}'s summary, not a batch's",
+                at.summary().display(),
+                other.kind()
+            )));
+        }
+        None => {
+            return Err(config(format!(
+                "cannot read {}: No such file or directory (os error 2)",
+                at.summary().display()
+            )));
+        }
+    };
     let Some(info) = report.shard.clone() else {
         return Err(config(format!(
             "{}: not a shard (its summary has no `shard`: fly it with montecarlo --shard K/M)",
@@ -173,7 +164,7 @@ fn read(dir: &Path) -> Result<Read, RunError> {
             info.total_runs
         )));
     }
-    let at = dir.join(ROWS_JSON);
+    let at = dir.join(crate::summary::ROWS_JSON);
     let text = std::fs::read_to_string(&at)
         .map_err(|e| config(format!("cannot read {}: {e}", at.display())))?;
     let rows: Vec<RunRow> = serde_json::from_str(&text)

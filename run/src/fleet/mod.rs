@@ -19,10 +19,10 @@ use lockstep_harness::inputs::scenario::Override;
 use lockstep_harness::io::log_meta::sidecar_path;
 use lockstep_harness::outcome::class::{Classified, ErrorClass, Part};
 
-pub use report::{
-    EncounterReport, Ending, FleetReport, FleetRun, FleetVehicle, Percentiles, RoundPartsSeconds,
-    Rounds,
+pub use crate::summary::fleet::{
+    EncounterReport, FleetReport, FleetRun, FleetVehicle, Percentiles, RoundPartsSeconds, Rounds,
 };
+pub use report::Ending;
 
 use crate::RunError;
 use crate::outputs::{check_against_inputs, make_dir, scenario_inputs};
@@ -128,9 +128,9 @@ pub(crate) fn check_logs(
     fs: &FleetScenario,
     dir: &Path,
 ) -> Result<(), RunError> {
-    let summary = dir.join("summary.json");
-    let page = dir.join(crate::view::FLIGHT_PAGE);
-    let [plot_png, plot_svg] = lockstep_plot::output_files(&dir.join(report::FLEET_PLOT));
+    let summary = dir.join(crate::summary::SUMMARY);
+    let page = dir.join(crate::summary::FLIGHT_PAGE);
+    let [plot_png, plot_svg] = lockstep_plot::output_files(&dir.join(crate::summary::FLEET_PLOT));
     for v in fs
         .vehicles
         .iter()
@@ -265,11 +265,11 @@ pub(crate) fn check_record(
 ) -> Result<(), RunError> {
     if let Some(record) = &options.record {
         let dir = out.map(Path::to_path_buf);
-        let summary = dir.as_ref().map(|d| d.join("summary.json"));
-        let page = dir.as_ref().map(|d| d.join(crate::view::FLIGHT_PAGE));
+        let summary = dir.as_ref().map(|d| d.join(crate::summary::SUMMARY));
+        let page = dir.as_ref().map(|d| d.join(crate::summary::FLIGHT_PAGE));
         let plots = dir
             .as_ref()
-            .map(|d| lockstep_plot::output_files(&d.join(report::FLEET_PLOT)));
+            .map(|d| lockstep_plot::output_files(&d.join(crate::summary::FLEET_PLOT)));
         for v in &fs.vehicles {
             let autopilot = v.autopilot.as_deref().unwrap_or(autopilot);
             let mut inputs = scenario_inputs(scenario, autopilot, &v.scenario);

@@ -7,8 +7,6 @@
 //! (everything that can be refused is refused here) and
 //! [`Prepared::fly`]; [`fly`] does both.
 
-mod report;
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
@@ -19,15 +17,17 @@ use lockstep_harness::engine::{Engine, EngineError};
 use lockstep_harness::inputs::scenario::{Override, Scenario};
 use lockstep_harness::io::log::LogRow;
 use lockstep_harness::io::log_meta::sidecar_path;
-use lockstep_harness::outcome::class::{self, ErrorClass};
-use lockstep_harness::outcome::report::{FinalState, VerdictReport};
+use lockstep_harness::outcome::class::ErrorClass;
 use lockstep_harness::outcome::{Summary, class::EXIT_SUCCESS};
 
-pub use report::{FlightReport, LogReport, Outcome, REPORT_VERSION, real_time_factor};
+pub use crate::summary::flight::{
+    FlightReport, LogReport, Outcome, REPORT_VERSION, ReportContext, real_time_factor, report,
+};
 
 use crate::RunError;
 use crate::choice::Spelling;
 use crate::outputs::{check_against_inputs, make_dir, scenario_inputs};
+use crate::summary::OutDir;
 
 /// What to fly and what to write.
 #[derive(Debug, Clone)]
@@ -128,7 +128,8 @@ pub struct Prepared {
     plot: Option<PathBuf>,
     /// The viewer's page (with `out` and a log).
     page: Option<PathBuf>,
-    summary: Option<PathBuf>,
+    /// Where the summary goes (`out`).
+    out: Option<OutDir>,
     isolated: bool,
     /// The flight stack flying instead of a library (kind and address).
     stack: Option<String>,
@@ -141,113 +142,6 @@ impl std::fmt::Debug for Prepared {
         f.debug_struct("Prepared")
             .field("scenario", &self.request.scenario.path())
             .finish_non_exhaustive()
-    }
-}
-
-/// What a report says of a flight besides what its engine knows.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ReportContext {
-    /// The scenario as the user named it.
-    pub scenario: String,
-    pub description: Option<String>,
-    pub overrides: Vec<Override>,
-    pub autopilot: String,
-    pub isolated: bool,
-    pub seed: u64,
-    /// The CSV log the engine writes, if any.
-    pub log: Option<PathBuf>,
-    /// The recording the engine writes, if any.
-    pub recording: Option<PathBuf>,
-}
-
-/// The report of a flight whose engine ended with `result` after `wall_s`
-/// seconds of stepping: the same for the CLI, the C ABI and Python,
-/// whoever stepped the engine.
-pub fn report(
-    context: &ReportContext,
-    engine: &Engine,
-    result: &Result<Summary, EngineError>,
-    wall_s: f64,
-) -> FlightReport {
-    let log_failed = matches!(result, Err(EngineError::Log(_)));
-    let log = match (&context.log, engine.log()) {
-        // What is on disk: a log whose writing failed holds only the rows
-        // before the first one lost.
-        (Some(l), Some(flog)) if log_failed => Some(LogReport {
-            path: l.display().to_string(),
-            rows: flog.on_disk().rows,
-            last_time_us: flog.on_disk().last_time_us,
-            complete: false,
-        }),
-        (Some(l), Some(flog)) => Some(LogReport {
-            path: l.display().to_string(),
-            rows: flog.rows(),
-            last_time_us: flog.last_time_us(),
-            complete: true,
-        }),
-        _ => None,
-    };
-    let (class, outcome, error) = match result {
-        Ok(sum) if sum.verdict.passed() => (None, Outcome::Completed, None),
-        Ok(_) => (
-            Some(class::Classified {
-                class: ErrorClass::ExpectationFailed,
-                part: class::Part::Input,
-                signal: None,
-            }),
-            Outcome::Completed,
-            None,
-        ),
-        Err(e) => {
-            let c = lockstep_harness::engine::classify::classify(e);
-            let outcome = if c.class == ErrorClass::Interrupted {
-                Outcome::Interrupted
-            } else {
-                Outcome::Stopped
-            };
-            (Some(c), outcome, Some(e.to_string()))
-        }
-    };
-    let (timeline, timeline_dropped) = match result {
-        Ok(sum) => (sum.timeline.clone(), sum.timeline_dropped),
-        Err(_) => engine.timeline(),
-    };
-    let simulated_us = match result {
-        Ok(sum) => sum.end.0,
-        Err(_) => engine.now().0,
-    };
-    FlightReport {
-        report_version: REPORT_VERSION,
-        scenario: context.scenario.clone(),
-        description: context.description.clone(),
-        overrides: context.overrides.clone(),
-        autopilot: context.autopilot.clone(),
-        isolated: context.isolated,
-        link_notes: engine.stack_notes(),
-        vehicle: engine.plant().name.clone(),
-        rotors: engine.plant().rotors.len(),
-        seed: context.seed,
-        outcome,
-        error,
-        error_class: class.map(|c| c.class),
-        exit_status: class.map_or(EXIT_SUCCESS, class::Classified::exit_status),
-        simulated_us,
-        boundaries: result.as_ref().map_or(0, |s| s.boundaries),
-        wall_time_s: wall_s,
-        real_time_factor: real_time_factor(simulated_us, wall_s),
-        final_state: result.as_ref().ok().map(FinalState::of),
-        log,
-        recording: context.recording.as_ref().map(|r| r.display().to_string()),
-        plots: Vec::new(),
-        viewer: None,
-        dropped_events: Vec::new(),
-        ulog: None,
-        // Kept by the log's writer as it wrote (none when writing failed).
-        digest: engine.log().and_then(|l| l.digest()),
-        verdict: result.as_ref().ok().map(VerdictReport::of),
-        timeline,
-        timeline_dropped,
-        output_errors: Vec::new(),
     }
 }
 
@@ -296,22 +190,22 @@ pub fn prepare(mut request: FlightRequest) -> Result<Prepared, RunError> {
     let o = &request.outputs;
     let has_log_cadence = s.cadence("log").is_some();
     let mut log = o.log.clone();
-    let mut summary = None;
     let mut plot = o.plot.clone();
     let mut page = None;
-    if let Some(dir) = &o.out {
-        make_dir(&arg("out"), dir)?;
+    let out = o.out.as_ref().map(OutDir::new);
+    if let Some(dir) = &out {
+        make_dir(&arg("out"), dir.path())?;
         if log.is_none() && has_log_cadence {
-            log = Some(dir.join("log.csv"));
+            log = Some(dir.log());
         }
-        summary = Some(dir.join("summary.json"));
         if plot.is_none() && has_log_cadence {
-            plot = Some(dir.join("flight"));
+            plot = Some(dir.stem(crate::summary::FLIGHT_PLOT));
         }
         if log.is_some() && has_log_cadence {
-            page = Some(dir.join(crate::view::FLIGHT_PAGE));
+            page = Some(dir.flight_page());
         }
     }
+    let summary = out.as_ref().map(OutDir::summary);
     let sidecar = log.as_deref().map(sidecar_path);
     let plot_files: Vec<PathBuf> = plot
         .iter()
@@ -397,7 +291,7 @@ pub fn prepare(mut request: FlightRequest) -> Result<Prepared, RunError> {
         log,
         plot,
         page,
-        summary,
+        out,
         isolated,
     })
 }
@@ -447,12 +341,13 @@ impl Prepared {
                 inputs.push(("--mavlink-replay", r.as_path()));
             }
             let sidecar = self.log.as_deref().map(sidecar_path);
+            let summary = self.out.as_ref().map(OutDir::summary);
             // The record last: checked against the outputs before it.
             let mut outputs: Vec<(&str, &Path)> = Vec::new();
             for (what, p) in [
                 ("the log", self.log.as_deref()),
                 ("the log's sidecar", sidecar.as_deref()),
-                ("the summary", self.summary.as_deref()),
+                ("the summary", summary.as_deref()),
                 ("--record", self.request.outputs.record.as_deref()),
                 ("--ulog", self.request.outputs.ulog.as_deref()),
             ] {
@@ -521,12 +416,10 @@ impl Prepared {
             report.link_notes.extend(gcs.notes());
         }
         self.write_exports(&mut report);
-        if let Some(f) = &self.summary
-            && let Err(e) = std::fs::write(f, format!("{}\n", report.to_json()))
+        if let Some(out) = &self.out
+            && let Err(e) = out.write_summary(&report.clone().into())
         {
-            report
-                .output_errors
-                .push(format!("cannot write the summary {}: {e}", f.display()));
+            report.output_errors.push(e);
             report.exit_status = ErrorClass::RunFailure.exit_status(None);
             report.error_class = Some(ErrorClass::RunFailure);
         }
@@ -602,8 +495,7 @@ impl Prepared {
             // The page shows the report as summary.json will hold it.
             let mut shown = report.clone();
             shown.viewer = Some(page.display().to_string());
-            let value = serde_json::to_value(&shown).expect("a report is JSON");
-            match crate::view::flight(&log, Some(&value), page) {
+            match crate::view::flight(&log, Some(&shown), page) {
                 Ok(()) => report.viewer = shown.viewer,
                 Err(e) => {
                     report.output_errors.push(format!("the viewer's page: {e}"));

@@ -1,9 +1,15 @@
 //! What a flight did, as one value: the CLI prints it as text or as one
 //! JSON object (`lockstep fly --json`) and writes it as `summary.json`; the C
-//! ABI returns the same JSON; Python gets it as a dict.
+//! ABI returns the same JSON; Python gets it as a dict. Made here from an
+//! engine and what the front end knows besides ([`report`]), whoever
+//! stepped the engine.
 
+use std::path::PathBuf;
+
+use lockstep_harness::engine::{Engine, EngineError};
 use lockstep_harness::inputs::scenario::Override;
-use lockstep_harness::outcome::class::ErrorClass;
+use lockstep_harness::outcome::Summary;
+use lockstep_harness::outcome::class::{self, EXIT_SUCCESS, ErrorClass};
 use lockstep_harness::outcome::journal::Entry;
 use lockstep_harness::outcome::report::{FinalState, VerdictReport};
 use serde::{Deserialize, Serialize};
@@ -98,10 +104,112 @@ impl FlightReport {
     pub fn passed(&self) -> bool {
         self.verdict.as_ref().is_some_and(|v| v.passed)
     }
+}
 
-    /// The report as the JSON text `--json` prints and `summary.json` holds.
-    pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).expect("a report serializes")
+/// What a report says of a flight besides what its engine knows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportContext {
+    /// The scenario as the user named it.
+    pub scenario: String,
+    pub description: Option<String>,
+    pub overrides: Vec<Override>,
+    pub autopilot: String,
+    pub isolated: bool,
+    pub seed: u64,
+    /// The CSV log the engine writes, if any.
+    pub log: Option<PathBuf>,
+    /// The recording the engine writes, if any.
+    pub recording: Option<PathBuf>,
+}
+
+/// The report of a flight whose engine ended with `result` after `wall_s`
+/// seconds of stepping: the same for the CLI, the C ABI and Python,
+/// whoever stepped the engine.
+pub fn report(
+    context: &ReportContext,
+    engine: &Engine,
+    result: &Result<Summary, EngineError>,
+    wall_s: f64,
+) -> FlightReport {
+    let log_failed = matches!(result, Err(EngineError::Log(_)));
+    let log = match (&context.log, engine.log()) {
+        // What is on disk: a log whose writing failed holds only the rows
+        // before the first one lost.
+        (Some(l), Some(flog)) if log_failed => Some(LogReport {
+            path: l.display().to_string(),
+            rows: flog.on_disk().rows,
+            last_time_us: flog.on_disk().last_time_us,
+            complete: false,
+        }),
+        (Some(l), Some(flog)) => Some(LogReport {
+            path: l.display().to_string(),
+            rows: flog.rows(),
+            last_time_us: flog.last_time_us(),
+            complete: true,
+        }),
+        _ => None,
+    };
+    let (class, outcome, error) = match result {
+        Ok(sum) if sum.verdict.passed() => (None, Outcome::Completed, None),
+        Ok(_) => (
+            Some(class::Classified {
+                class: ErrorClass::ExpectationFailed,
+                part: class::Part::Input,
+                signal: None,
+            }),
+            Outcome::Completed,
+            None,
+        ),
+        Err(e) => {
+            let c = lockstep_harness::engine::classify::classify(e);
+            let outcome = if c.class == ErrorClass::Interrupted {
+                Outcome::Interrupted
+            } else {
+                Outcome::Stopped
+            };
+            (Some(c), outcome, Some(e.to_string()))
+        }
+    };
+    let (timeline, timeline_dropped) = match result {
+        Ok(sum) => (sum.timeline.clone(), sum.timeline_dropped),
+        Err(_) => engine.timeline(),
+    };
+    let simulated_us = match result {
+        Ok(sum) => sum.end.0,
+        Err(_) => engine.now().0,
+    };
+    FlightReport {
+        report_version: REPORT_VERSION,
+        scenario: context.scenario.clone(),
+        description: context.description.clone(),
+        overrides: context.overrides.clone(),
+        autopilot: context.autopilot.clone(),
+        isolated: context.isolated,
+        link_notes: engine.stack_notes(),
+        vehicle: engine.plant().name.clone(),
+        rotors: engine.plant().rotors.len(),
+        seed: context.seed,
+        outcome,
+        error,
+        error_class: class.map(|c| c.class),
+        exit_status: class.map_or(EXIT_SUCCESS, class::Classified::exit_status),
+        simulated_us,
+        boundaries: result.as_ref().map_or(0, |s| s.boundaries),
+        wall_time_s: wall_s,
+        real_time_factor: real_time_factor(simulated_us, wall_s),
+        final_state: result.as_ref().ok().map(FinalState::of),
+        log,
+        recording: context.recording.as_ref().map(|r| r.display().to_string()),
+        plots: Vec::new(),
+        viewer: None,
+        dropped_events: Vec::new(),
+        ulog: None,
+        // Kept by the log's writer as it wrote (none when writing failed).
+        digest: engine.log().and_then(|l| l.digest()),
+        verdict: result.as_ref().ok().map(VerdictReport::of),
+        timeline,
+        timeline_dropped,
+        output_errors: Vec::new(),
     }
 }
 
