@@ -386,21 +386,14 @@ impl Engine {
         Ok(Engine {
             world,
             vehicle: Vehicle::new(physics, avionics, monitor),
-            log,
-            log_meta,
-            row,
+            outputs: super::outputs::Outputs::new(log, log_meta, row),
             spec,
             seed: scenario.seed,
-            recorder: None,
-            ulog: None,
-            ulog_error: None,
             interrupt: None,
             wind_offset: [0.0; 3],
             stack_notes: Vec::new(),
             pace: None,
             finished: false,
-            captured: None,
-            held_log: None,
         })
     }
 }

@@ -14,27 +14,15 @@ use crate::io::log::{FlightLog, LogRow};
 use crate::io::log_meta::LogMeta;
 
 impl Engine {
-    /// Rewrites the log's sidecar with its rows, last time and digest.
-    pub(super) fn finish_log_meta(&mut self) -> std::io::Result<()> {
-        let (Some((path, meta)), Some(log)) = (&mut self.log_meta, &self.log) else {
-            return Ok(());
-        };
-        meta.rows = Some(log.rows());
-        meta.last_time_us = log.last_time_us();
-        meta.digest = log.digest();
-        meta.complete = true;
-        meta.write(path)
-    }
-
     /// Writes a row where the log is due (where the sensors stage has
     /// computed the plant's outputs).
     pub(super) fn stage_log(&mut self, t: Micros, log_due: bool) -> Result<(), EngineError> {
-        if !log_due || (self.log.is_none() && self.captured.is_none() && self.ulog.is_none()) {
+        if !log_due || !self.outputs.wants_rows() {
             return Ok(());
         }
         let v = &self.vehicle;
         let (plant, x, inputs) = (&v.physics.plant, &v.physics.x, &v.physics.inputs);
-        let r = &mut self.row;
+        let r = &mut self.outputs.row;
         let o = &v.outputs;
         for i in 0..plant.rotors.len() {
             r.rotor_speed[i] = o.rotors[i].speed_radps;
@@ -89,31 +77,19 @@ impl Engine {
             }
         }
         r.faults = faults;
-        if let Some(log) = &mut self.log {
-            log.write(r)?;
-        }
-        if let Some(u) = &mut self.ulog {
-            u.row(r).map_err(EngineError::Ulog)?;
-        }
-        if let Some(rows) = &mut self.captured {
-            rows.push(r.clone());
-        }
-        Ok(())
+        self.outputs.write_row()
     }
 
     /// Keeps every log row in memory from now on (for [`Engine::take_rows`]),
     /// whether or not the engine writes a log itself: a distributed
     /// secondary sends its vehicles' rows to the primary, which writes them.
     pub fn capture_rows(&mut self) {
-        self.captured.get_or_insert_with(Vec::new);
+        self.outputs.capture_rows();
     }
 
     /// The rows captured since the last call, in time order.
     pub fn take_rows(&mut self) -> Vec<LogRow> {
-        self.captured
-            .as_mut()
-            .map(std::mem::take)
-            .unwrap_or_default()
+        self.outputs.take_rows()
     }
 
     /// Holds the log's rows back from now on: kept in memory, not
@@ -124,32 +100,18 @@ impl Engine {
     /// log's rows are held: a ULog or a recording goes on being written
     /// (a fleet has neither).
     pub fn hold_rows(&mut self) {
-        if self.captured.is_none()
-            && let Some(log) = self.log.take()
-        {
-            self.held_log = Some(log);
-            self.captured = Some(Vec::new());
-        }
+        self.outputs.hold_rows();
     }
 
     /// Writes the rows held back, and writes on from now on.
     pub fn commit_rows(&mut self) -> Result<(), EngineError> {
-        let Some(mut log) = self.held_log.take() else {
-            return Ok(());
-        };
-        let rows = self.captured.take().unwrap_or_default();
-        let written = rows.iter().try_for_each(|r| log.write(r));
-        self.log = Some(log);
-        written.map_err(EngineError::from)
+        self.outputs.commit_rows()
     }
 
     /// Drops the rows held back (the engine was restored to where they
     /// began), and writes on from now on.
     pub fn drop_rows(&mut self) {
-        if let Some(log) = self.held_log.take() {
-            self.captured = None;
-            self.log = Some(log);
-        }
+        self.outputs.drop_rows();
     }
 
     /// An empty row shaped for this vehicle (its rotors and batteries).

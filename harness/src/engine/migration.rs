@@ -8,11 +8,7 @@
 //! The log and the recording do not move: whoever writes the log keeps it
 //! ([`Engine::take_log`], [`Engine::put_log`]).
 
-use std::path::PathBuf;
-
 use super::{Engine, EngineError};
-use crate::io::log::FlightLog;
-use crate::io::log_meta::LogMeta;
 use lockstep_abi::AutopilotSnapshot;
 
 use crate::persist::{Persist, PersistError, Reader};
@@ -20,8 +16,7 @@ use crate::persist::{Persist, PersistError, Reader};
 /// The first bytes of a vehicle state, and its format version.
 const MAGIC: &[u8; 8] = b"LKVSTAT2";
 
-/// A log being written and its sidecar.
-pub type LogHandle = (FlightLog, Option<(PathBuf, LogMeta)>);
+use super::LogHandle;
 
 impl Engine {
     /// Whether the autopilot can move (its library exports the migration
@@ -75,14 +70,12 @@ impl Engine {
     /// Takes the log (and its sidecar) out of the engine: it writes no
     /// more rows until [`Engine::put_log`].
     pub fn take_log(&mut self) -> Option<LogHandle> {
-        let log = self.log.take()?;
-        Some((log, self.log_meta.take()))
+        self.outputs.take_log()
     }
 
     /// Gives the engine a log to go on writing (one taken from the engine
     /// this one continues).
-    pub fn put_log(&mut self, (log, meta): LogHandle) {
-        self.log = Some(log);
-        self.log_meta = meta;
+    pub fn put_log(&mut self, log: LogHandle) {
+        self.outputs.put_log(log);
     }
 }

@@ -12,7 +12,7 @@
 //! scenario events, faults, wind, sensors and estimator, autopilot, logging.
 //! [`Engine::run`] loops over `step` to the end.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -23,8 +23,7 @@ use lockstep_plant::{AircraftSpec, Multirotor, PlantInputs, PlantOutputs, SpecEr
 
 use crate::inputs::mission::MissionError;
 use crate::inputs::scenario::Action;
-use crate::io::log::{FlightLog, LogRow};
-use crate::io::log_meta::LogMeta;
+use crate::io::log::FlightLog;
 use crate::io::record::{RecordError, Recorder};
 use crate::outcome::Summary;
 use crate::outcome::verdict::End;
@@ -39,6 +38,7 @@ mod hosted;
 mod logging;
 mod migration;
 mod options;
+mod outputs;
 mod pace;
 mod plant_runner;
 mod reach;
@@ -49,13 +49,14 @@ mod world;
 pub use build::AircraftPlantError;
 pub use hosted::{HostBattery, HostTruth, HostedVehicle};
 pub use logging::{finish_log, open_log, shaped_row};
-pub use migration::LogHandle;
 pub use options::{RunOptions, cores};
+pub use outputs::LogHandle;
 pub use pace::Pace;
 pub use plant_runner::{MAX_STEP_US as PLANT_MAX_STEP_US, PlantRunner};
 pub use reach::Reach;
 pub use vehicle::{FaultsInForce, SensorFaultKind};
 
+use outputs::Outputs;
 use vehicle::Vehicle;
 use world::World;
 
@@ -139,17 +140,11 @@ pub const PROGRESS_EVERY: u32 = 4096;
 pub struct Engine {
     world: World,
     vehicle: Vehicle,
-    log: Option<FlightLog>,
-    /// The log's path and sidecar, rewritten when the log is finished.
-    log_meta: Option<(PathBuf, LogMeta)>,
-    row: LogRow,
+    /// What the run writes as it flies (log, recording, ULog, rows
+    /// captured or held back): the engine's one observer.
+    outputs: Outputs,
     spec: AircraftSpec,
     seed: u64,
-    recorder: Option<Recorder>,
-    /// The ULog written as the run flies, and the first error writing a
-    /// parameter change into it (reported when it is finished).
-    ulog: Option<crate::io::ulog::UlogRecorder>,
-    ulog_error: Option<std::io::Error>,
     /// Set to a signal number to stop [`Engine::run`] at the next boundary.
     interrupt: Option<Arc<AtomicUsize>>,
     /// Wind a host adds to the world's (NED, m/s).
@@ -160,10 +155,6 @@ pub struct Engine {
     stack_notes: Vec<String>,
     /// [`Engine::finish`] has run.
     finished: bool,
-    /// Log rows kept for [`Engine::take_rows`] (when capturing).
-    captured: Option<Vec<LogRow>>,
-    /// The log while its rows are held back ([`Engine::hold_rows`]).
-    held_log: Option<FlightLog>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -191,7 +182,7 @@ impl Engine {
         }
         let p = &self.vehicle.physics;
         let timeline = &self.world.timeline;
-        self.recorder = Some(Recorder::create(
+        self.outputs.recorder = Some(Recorder::create(
             path,
             &self.spec,
             &p.plant,
@@ -267,7 +258,7 @@ impl Engine {
 
     /// The flight log, when the run writes one.
     pub fn log(&self) -> Option<&FlightLog> {
-        self.log.as_ref()
+        self.outputs.log.as_ref()
     }
 
     /// The autopilot's last outputs.
@@ -336,12 +327,12 @@ impl Engine {
             self.world
                 .journal
                 .autopilot(t, &a.act, a.frame.battery.warning);
-            if self.ulog.is_some() {
+            if self.outputs.ulog.is_some() {
                 self.stage_ulog()?;
             }
         }
         self.stage_log(t, vdue.log)?;
-        if let Some(r) = &mut self.recorder {
+        if self.outputs.recorder.is_some() {
             let a = &self.vehicle.avionics;
             let e = &a.frame.estimate;
             let mut est = [0.0f32; 13];
@@ -349,7 +340,8 @@ impl Engine {
             est[3..6].copy_from_slice(&e.velocity_ned_mps);
             est[6..10].copy_from_slice(&e.attitude_q);
             est[10..13].copy_from_slice(&e.rates_frd_radps);
-            r.record(t, &self.vehicle.physics.inputs, &a.act, &est, &issued)?;
+            self.outputs
+                .record(t, &self.vehicle.physics.inputs, &a.act, &est, &issued)?;
         }
         Ok(Some(t))
     }
@@ -520,7 +512,7 @@ impl Engine {
     pub fn finish(&mut self, result: Result<(), EngineError>) -> Result<Summary, EngineError> {
         self.finished = true;
         // Rows held back are the run's too: written before the log ends.
-        let result = match (result, self.commit_rows()) {
+        let result = match (result, self.outputs.commit_rows()) {
             (Err(e), _) | (Ok(()), Err(e)) => Err(e),
             (Ok(()), Ok(())) => Ok(()),
         };
@@ -529,34 +521,13 @@ impl Engine {
         // instance is destroyed (which can fail too: a crash or hang in
         // destroy), then the recording ends with the run's status. The first
         // error is the run's.
-        let logged = match &mut self.log {
-            Some(log) => log.finish().map_err(EngineError::from),
-            None => Ok(()),
-        };
-        let logged = logged.and_then(|()| self.finish_log_meta().map_err(EngineError::from));
+        let logged = self.outputs.finish_log();
         let result = result.and(logged).and(self.finish_ulog());
         // What a flight stack's link ignored, kept past the close.
         self.stack_notes = self.vehicle.avionics.ap.stack_notes().lines;
         let result =
             result.and_then(|()| self.vehicle.avionics.ap.close().map_err(EngineError::from));
-        if let Some(r) = self.recorder.take() {
-            let finished = r.finish(match &result {
-                Ok(()) => crate::io::record::EndStatus::Completed,
-                Err(EngineError::Interrupted { signal, time_us }) => {
-                    crate::io::record::EndStatus::Interrupted {
-                        time_us: *time_us,
-                        signal: *signal,
-                    }
-                }
-                Err(e) => crate::io::record::EndStatus::Stopped {
-                    time_us: self.world.now.0,
-                    reason: e.to_string(),
-                },
-            });
-            if result.is_ok() {
-                finished?;
-            }
-        }
+        self.outputs.finish_recording(&result, self.world.now)?;
         result?;
         let v = &self.vehicle;
         let (x, act) = (&v.physics.x, &v.avionics.act);
@@ -581,7 +552,7 @@ impl Engine {
             armed: act.armed != 0,
             mission_finished: act.mission_finished != 0,
             soc: x[l.soc(0)],
-            log_rows: self.log.as_ref().map_or(0, FlightLog::rows),
+            log_rows: self.outputs.log.as_ref().map_or(0, FlightLog::rows),
             max_tilt_deg: v.monitor.max_tilt_deg(),
             min_soc: v.monitor.min_soc(),
             on_ground: v.on_ground,

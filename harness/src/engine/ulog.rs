@@ -73,7 +73,7 @@ impl Engine {
             params: initial,
             defaults,
         };
-        self.ulog = Some(UlogRecorder::create(path, &info).map_err(EngineError::Ulog)?);
+        self.outputs.ulog = Some(UlogRecorder::create(path, &info).map_err(EngineError::Ulog)?);
         Ok(())
     }
 
@@ -85,10 +85,10 @@ impl Engine {
             Param::Float(v) => ap.set_param_f32(name, v)?,
             Param::Int(v) => ap.set_param_i32(name, v)?,
         }
-        if let Some(u) = &mut self.ulog
+        if let Some(u) = &mut self.outputs.ulog
             && let Err(e) = u.param_changed(name, value)
         {
-            self.ulog_error.get_or_insert(e);
+            self.outputs.ulog_error.get_or_insert(e);
         }
         Ok(())
     }
@@ -98,7 +98,7 @@ impl Engine {
     /// step).
     #[inline(never)]
     pub(super) fn stage_ulog(&mut self) -> Result<(), EngineError> {
-        if let Some(u) = &mut self.ulog {
+        if let Some(u) = &mut self.outputs.ulog {
             u.sensors(&self.vehicle.avionics.frame)
                 .map_err(EngineError::Ulog)?;
         }
@@ -107,13 +107,10 @@ impl Engine {
 
     /// Closes the ULog with the timeline; the first error writing it.
     pub(super) fn finish_ulog(&mut self) -> Result<(), EngineError> {
-        let Some(u) = self.ulog.take() else {
+        if self.outputs.ulog.is_none() {
             return Ok(());
-        };
-        if let Some(e) = self.ulog_error.take() {
-            return Err(EngineError::Ulog(e));
         }
         let (timeline, _) = self.timeline();
-        u.finish(&timeline).map_err(EngineError::Ulog)
+        self.outputs.finish_ulog(&timeline)
     }
 }
