@@ -1,5 +1,5 @@
 //! lockstep-harness: the lockstep runtime, in folders named for what they
-//! hold, each using only those listed above it (`tests/folders.rs` checks):
+//! hold, each using only those listed above it (`tests/it/layers.rs` checks):
 //!
 //! - [`persist`]: a running state as bytes, the format every part saves to.
 //! - [`time`]: integer-microsecond time, exact cadences, the timeline of

@@ -42,6 +42,7 @@ mod hosted_plant;
 mod in_process_crash;
 mod install;
 mod isolation;
+mod layers;
 mod loading;
 mod migration_abi;
 mod missions_abroad;

@@ -59,11 +59,11 @@ pub use lockstep_config::{ConfigError, Source};
 use lockstep_plant::integrate::Method;
 
 use crate::{Cadence, Micros};
+use checks::within;
 pub use checks::{
     MAX_DELAY_US, MAX_DURATION_S, MAX_NOISE_SCALE, MAX_SENSOR_BIAS, MAX_START_OFFSET_M,
     MAX_WIND_MPS,
 };
-use checks::within;
 pub use dispersions::{Dispersions, SpecAdjust};
 pub use events::{MAX_TAKEOFF_M, MIN_TAKEOFF_M, action_now};
 pub use expect::{

@@ -1,11 +1,16 @@
-//! The run layer's modules form no loop: following `crate::<module>` uses
-//! from any module never comes back to it, so each can be read knowing
-//! only those it uses (the report types sit in `summary`, below the
-//! modules that make them and the viewer that reads them). Test code
-//! (`tests.rs`, an inline `mod tests`) and comments are left out.
+//! The insides of the two largest crates keep their shape: the harness's
+//! folders stack (each uses only the folders below it, in the order its
+//! lib.rs lists them), and the run layer's modules form no loop (the report
+//! types sit in `summary`, below the modules that make them and the viewer
+//! that reads them). A use is a `crate::<part>` path; test code (`tests.rs`,
+//! an inline `mod tests`) and comments are left out.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+
+/// The uses of each part by the others: part -> (part used -> where, the
+/// first place).
+type Graph = BTreeMap<String, BTreeMap<String, String>>;
 
 fn sources(path: &Path, out: &mut Vec<PathBuf>) {
     if path.is_dir() {
@@ -18,8 +23,9 @@ fn sources(path: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The top-level modules: each `src/<name>.rs` or `src/<name>/` but lib.rs.
-fn modules(src: &Path) -> BTreeSet<String> {
+/// The top-level parts of a crate's `src`: each `<name>.rs` or `<name>/`
+/// but lib.rs.
+fn parts(src: &Path) -> BTreeSet<String> {
     std::fs::read_dir(src)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -28,13 +34,11 @@ fn modules(src: &Path) -> BTreeSet<String> {
         .collect()
 }
 
-/// Each module's uses of the others: the module used, and where.
-fn uses(src: &Path, names: &BTreeSet<String>) -> BTreeMap<String, BTreeMap<String, String>> {
+fn uses(src: &Path, names: &BTreeSet<String>) -> Graph {
     let mut graph = BTreeMap::new();
     for m in names {
         let mut files = Vec::new();
-        let dir = src.join(m);
-        let file = src.join(format!("{m}.rs"));
+        let (dir, file) = (src.join(m), src.join(format!("{m}.rs")));
         sources(if dir.is_dir() { &dir } else { &file }, &mut files);
         let mut used = BTreeMap::new();
         for f in files {
@@ -69,42 +73,82 @@ fn uses(src: &Path, names: &BTreeSet<String>) -> BTreeMap<String, BTreeMap<Strin
     graph
 }
 
-/// A loop through `from`, as `a (file:line) -> b ... -> a`, if there is one.
-fn loop_through(graph: &BTreeMap<String, BTreeMap<String, String>>, from: &str) -> Option<String> {
-    // Depth first, keeping the path.
-    let mut path: Vec<(String, String)> = Vec::new();
-    let mut seen = BTreeSet::new();
+/// A loop through `from`, as `file:line uses b, ... uses from`, if any.
+fn loop_through(graph: &Graph, from: &str) -> Option<String> {
     fn walk(
-        graph: &BTreeMap<String, BTreeMap<String, String>>,
+        graph: &Graph,
         at: &str,
         from: &str,
-        path: &mut Vec<(String, String)>,
+        path: &mut Vec<String>,
         seen: &mut BTreeSet<String>,
     ) -> bool {
         for (next, place) in &graph[at] {
-            path.push((at.to_string(), format!("{place} uses {next}")));
-            if next == from {
-                return true;
-            }
-            if seen.insert(next.clone()) && walk(graph, next, from, path, seen) {
+            path.push(format!("{place} uses {next}"));
+            if next == from || (seen.insert(next.clone()) && walk(graph, next, from, path, seen)) {
                 return true;
             }
             path.pop();
         }
         false
     }
-    walk(graph, from, from, &mut path, &mut seen).then(|| {
-        path.into_iter()
-            .map(|(_, p)| p)
-            .collect::<Vec<_>>()
-            .join(", ")
-    })
+    let mut path = Vec::new();
+    walk(graph, from, from, &mut path, &mut BTreeSet::new()).then(|| path.join(", "))
+}
+
+fn src_of(krate: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(krate)
+        .join("src")
+}
+
+#[test]
+fn the_harness_folders_each_use_only_those_below_it() {
+    let src = src_of("harness");
+    let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
+    let tower: Vec<String> = lib
+        .lines()
+        .filter_map(|l| l.strip_prefix("//! - [`")?.split('`').next())
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        tower,
+        [
+            "persist",
+            "time",
+            "environment",
+            "inputs",
+            "outcome",
+            "io",
+            "engine"
+        ],
+        "harness/src/lib.rs lists the folders bottom to top"
+    );
+    assert_eq!(
+        parts(&src),
+        tower.iter().cloned().collect(),
+        "every folder listed"
+    );
+    let graph = uses(&src, &parts(&src));
+    let rank = |p: &str| tower.iter().position(|t| t == p).unwrap();
+    let upward: Vec<String> = graph
+        .iter()
+        .flat_map(|(part, used)| {
+            used.iter()
+                .filter(|(other, _)| rank(other) > rank(part))
+                .map(move |(other, at)| format!("{at}: {part} uses {other}"))
+        })
+        .collect();
+    assert!(
+        upward.is_empty(),
+        "uses of a folder above:\n{}",
+        upward.join("\n")
+    );
 }
 
 #[test]
 fn no_module_of_the_run_layer_comes_back_to_itself() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let names = modules(&src);
+    let src = src_of("run");
+    let names = parts(&src);
     assert!(names.contains("summary") && names.contains("view") && names.contains("flight"));
     let graph = uses(&src, &names);
     // The viewer reads summaries; it knows none of the runs that write them.
@@ -123,12 +167,15 @@ fn no_module_of_the_run_layer_comes_back_to_itself() {
 
 #[test]
 fn a_loop_is_found_and_named() {
-    // The checker itself: a graph with a loop.
-    let mut g: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
-    g.insert("a".into(), [("b".into(), "a.rs:1".into())].into());
-    g.insert("b".into(), [("c".into(), "b.rs:2".into())].into());
-    g.insert("c".into(), [("a".into(), "c.rs:3".into())].into());
-    g.insert("d".into(), [("a".into(), "d.rs:4".into())].into());
+    let g: Graph = [
+        ("a", "b", "a.rs:1"),
+        ("b", "c", "b.rs:2"),
+        ("c", "a", "c.rs:3"),
+        ("d", "a", "d.rs:4"),
+    ]
+    .into_iter()
+    .map(|(m, n, at)| (m.to_string(), [(n.to_string(), at.to_string())].into()))
+    .collect();
     assert_eq!(
         loop_through(&g, "a").as_deref(),
         Some("a.rs:1 uses b, b.rs:2 uses c, c.rs:3 uses a")
