@@ -8,6 +8,7 @@
 //! to the extending file (`"./base.toml"`, anything with a `/` or ending in
 //! `.toml`).
 
+mod build;
 mod builtin;
 mod data;
 mod error;

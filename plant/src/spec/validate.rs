@@ -1,28 +1,20 @@
-//! Spec -> validated `Multirotor`, with an error naming the key for every
-//! rule broken.
+//! The rules a spec's values keep, each error naming the key it breaks
+//! (`build.rs` builds the plant with them).
 
 use nalgebra::{Matrix3, Vector3};
 
-use super::{
-    ActuatorModel, AircraftSpec, BatteryKind, BatterySpec, GravityModel, SharingSpec, SpecError,
-};
+use super::{ActuatorModel, BatteryKind, BatterySpec, SpecError};
 use crate::actuator::Actuator;
 use crate::battery::{Battery, BatteryModel, OcvTable, WarningLevels};
-use crate::bus::Sharing;
-use crate::contact::Contact;
-use crate::env::geodesy::{Geodetic, WorldOrigin};
-use crate::env::gravity::Gravity;
-use crate::multirotor::{
-    BodyConstants, Derived, MAX_BATTERIES, MAX_ROTORS, Multirotor, Rotor, StateLayout, Tolerances,
-};
-use crate::propulsion::{Esc, Motor, Propeller, calibrate_thrust_coeff};
+use crate::multirotor::Rotor;
+use crate::propulsion::{Motor, Propeller};
 
-struct Check<'a> {
-    source: &'a str,
+pub(super) struct Check<'a> {
+    pub source: &'a str,
 }
 
 impl Check<'_> {
-    fn err(&self, key: impl Into<String>, reason: impl Into<String>) -> SpecError {
+    pub(super) fn err(&self, key: impl Into<String>, reason: impl Into<String>) -> SpecError {
         lockstep_config::ConfigError::invalid(
             &lockstep_config::Source::unlocated(self.source),
             key,
@@ -30,28 +22,28 @@ impl Check<'_> {
         )
         .into()
     }
-    fn positive(&self, key: &str, v: f64) -> Result<f64, SpecError> {
+    pub(super) fn positive(&self, key: &str, v: f64) -> Result<f64, SpecError> {
         if v.is_finite() && v > 0.0 {
             Ok(v)
         } else {
             Err(self.err(key, format!("must be positive and finite, is {v}")))
         }
     }
-    fn non_negative(&self, key: &str, v: f64) -> Result<f64, SpecError> {
+    pub(super) fn non_negative(&self, key: &str, v: f64) -> Result<f64, SpecError> {
         if v.is_finite() && v >= 0.0 {
             Ok(v)
         } else {
             Err(self.err(key, format!("must be >= 0 and finite, is {v}")))
         }
     }
-    fn in_range(&self, key: &str, v: f64, lo: f64, hi: f64) -> Result<f64, SpecError> {
+    pub(super) fn in_range(&self, key: &str, v: f64, lo: f64, hi: f64) -> Result<f64, SpecError> {
         if v.is_finite() && v >= lo && v <= hi {
             Ok(v)
         } else {
             Err(self.err(key, format!("must be in [{lo}, {hi}], is {v}")))
         }
     }
-    fn finite3(&self, key: &str, v: [f64; 3]) -> Result<Vector3<f64>, SpecError> {
+    pub(super) fn finite3(&self, key: &str, v: [f64; 3]) -> Result<Vector3<f64>, SpecError> {
         if v.iter().all(|x| x.is_finite()) {
             Ok(Vector3::from(v))
         } else {
@@ -70,7 +62,7 @@ impl Check<'_> {
 }
 
 /// Symmetric positive definite by Sylvester's criterion.
-fn inertia(c: &Check, m: [[f64; 3]; 3]) -> Result<Matrix3<f64>, SpecError> {
+pub(super) fn inertia(c: &Check, m: [[f64; 3]; 3]) -> Result<Matrix3<f64>, SpecError> {
     let key = "body.inertia_kgm2";
     let i = Matrix3::from_fn(|r, k| m[r][k]);
     if i.iter().any(|v| !v.is_finite()) {
@@ -101,7 +93,7 @@ fn inertia(c: &Check, m: [[f64; 3]; 3]) -> Result<Matrix3<f64>, SpecError> {
     Ok(i)
 }
 
-fn actuator(c: &Check, s: &super::ActuatorSpec) -> Result<Actuator, SpecError> {
+pub(super) fn actuator(c: &Check, s: &super::ActuatorSpec) -> Result<Actuator, SpecError> {
     Ok(match s.model {
         ActuatorModel::Direct => {
             c.absent("actuator.time_constant_s", &s.time_constant_s, "direct")?;
@@ -156,7 +148,7 @@ fn actuator(c: &Check, s: &super::ActuatorSpec) -> Result<Actuator, SpecError> {
     })
 }
 
-fn battery(c: &Check, j: usize, s: &BatterySpec) -> Result<Battery, SpecError> {
+pub(super) fn battery(c: &Check, j: usize, s: &BatterySpec) -> Result<Battery, SpecError> {
     let k = |f: &str| format!("batteries[{j}].{f}");
     let capacity_ah = c.positive(&k("capacity_ah"), s.capacity_ah)?;
     let initial_soc = c.in_range(&k("initial_soc"), s.initial_soc, 0.0, 1.0)?;
@@ -275,7 +267,7 @@ pub const MAX_HOVER_CURRENT_FRACTION: f64 = 0.6;
 /// winding current in hover (at the origin's air density) above 60 % of the
 /// current limit. `calibrated`: the coefficient came from
 /// `max_thrust_to_hover_ratio`, which the CT error then names.
-fn plausible_propulsion(
+pub(super) fn plausible_propulsion(
     c: &Check,
     calibrated: bool,
     p: &Propeller,
@@ -357,269 +349,4 @@ fn plausible_propulsion(
         }
     }
     Ok(())
-}
-
-impl AircraftSpec {
-    /// Validates the spec and builds the plant. `source` names the spec in
-    /// errors (a file path or `builtin:NAME`).
-    pub fn build_named(&self, source: &str) -> Result<Multirotor, SpecError> {
-        let c = Check { source };
-        let mass_kg = c.positive("body.mass_kg", self.body.mass_kg)?;
-        let inertia_kgm2 = inertia(&c, self.body.inertia_kgm2)?;
-        let inertia_inv = inertia_kgm2
-            .try_inverse()
-            .ok_or_else(|| c.err("body.inertia_kgm2", "is singular"))?;
-        let drag = c.finite3("body.linear_drag_ns_per_m", self.body.linear_drag_ns_per_m)?;
-        if drag.iter().any(|v| *v < 0.0) {
-            return Err(c.err("body.linear_drag_ns_per_m", "must be >= 0"));
-        }
-        let quad_drag = c.finite3(
-            "body.quadratic_drag_ns2_per_m2",
-            self.body.quadratic_drag_ns2_per_m2,
-        )?;
-        if quad_drag.iter().any(|v| *v < 0.0) {
-            return Err(c.err("body.quadratic_drag_ns2_per_m2", "must be >= 0"));
-        }
-        let damping = c.finite3(
-            "body.angular_damping_nms_per_rad",
-            self.body.angular_damping_nms_per_rad,
-        )?;
-        if damping.iter().any(|v| *v < 0.0) {
-            return Err(c.err("body.angular_damping_nms_per_rad", "must be >= 0"));
-        }
-
-        if self.rotors.is_empty() || self.rotors.len() > MAX_ROTORS {
-            return Err(c.err(
-                "rotors",
-                format!("needs 1 to {MAX_ROTORS} rotors, has {}", self.rotors.len()),
-            ));
-        }
-        let mut rotors = Vec::with_capacity(self.rotors.len());
-        for (i, r) in self.rotors.iter().enumerate() {
-            let position_m = c.finite3(&format!("rotors[{i}].position_m"), r.position_m)?;
-            let axis = c.finite3(&format!("rotors[{i}].thrust_axis"), r.thrust_axis)?;
-            if (axis.norm() - 1.0).abs() > 1e-3 {
-                return Err(c.err(
-                    format!("rotors[{i}].thrust_axis"),
-                    format!("must be a unit vector, has length {}", axis.norm()),
-                ));
-            }
-            if r.spin_dir != 1 && r.spin_dir != -1 {
-                return Err(c.err(
-                    format!("rotors[{i}].spin_dir"),
-                    format!("must be 1 or -1, is {}", r.spin_dir),
-                ));
-            }
-            rotors.push(Rotor::new(
-                position_m,
-                axis.normalize(),
-                f64::from(r.spin_dir),
-            ));
-        }
-
-        let eta = self.esc.efficiency;
-        if !(eta.is_finite() && eta > 0.0 && eta <= 1.0) {
-            return Err(c.err("esc.efficiency", format!("must be in (0, 1], is {eta}")));
-        }
-        let esc = Esc {
-            efficiency: eta,
-            deadzone: c.in_range("esc.deadzone", self.esc.deadzone, 0.0, 0.5)?,
-        };
-        let ms = &self.motor;
-        let motor = Motor {
-            kv_rpm_per_v: c.positive("motor.kv_rpm_per_v", ms.kv_rpm_per_v)?,
-            resistance_ohm: c.positive("motor.resistance_ohm", ms.resistance_ohm)?,
-            no_load_current_a: c.non_negative("motor.no_load_current_a", ms.no_load_current_a)?,
-            rotor_inertia_kgm2: c.positive("motor.rotor_inertia_kgm2", ms.rotor_inertia_kgm2)?,
-            viscous_friction_nms_per_rad: c.non_negative(
-                "motor.viscous_friction_nms_per_rad",
-                ms.viscous_friction_nms_per_rad,
-            )?,
-            current_limit_a: c.positive("motor.current_limit_a", ms.current_limit_a)?,
-        };
-
-        if self.batteries.is_empty() || self.batteries.len() > MAX_BATTERIES {
-            return Err(c.err(
-                "batteries",
-                format!(
-                    "needs 1 to {MAX_BATTERIES} batteries, has {}",
-                    self.batteries.len()
-                ),
-            ));
-        }
-        let batteries = self
-            .batteries
-            .iter()
-            .enumerate()
-            .map(|(j, b)| battery(&c, j, b))
-            .collect::<Result<Vec<_>, _>>()?;
-        let sharing = match self.power.sharing {
-            SharingSpec::Resistance => Sharing::Resistance,
-            SharingSpec::Equal => Sharing::Equal,
-        };
-        if sharing == Sharing::Resistance
-            && batteries.len() > 1
-            && batteries.iter().any(|b| b.r0() == 0.0)
-        {
-            return Err(c.err(
-                "power.sharing",
-                "\"resistance\" sharing needs r0_ohm > 0 on every battery",
-            ));
-        }
-        let avionics_power_w =
-            c.non_negative("power.avionics_power_w", self.power.avionics_power_w)?;
-
-        let ps = &self.propeller;
-        let radius_m = c.positive("propeller.radius_m", ps.radius_m)?;
-        let torque_coeff_m = c.non_negative("propeller.torque_coeff_m", ps.torque_coeff_m)?;
-        let j0 = c.positive(
-            "propeller.zero_thrust_advance_ratio",
-            ps.zero_thrust_advance_ratio,
-        )?;
-        let g = c.positive("environment.gravity_mps2", self.environment.gravity_mps2)?;
-        let thrust_coeff = match (ps.thrust_coeff_n_s2, ps.max_thrust_to_hover_ratio) {
-            (Some(k), None) => c.positive("propeller.thrust_coeff_n_s2", k)?,
-            (None, Some(ratio)) => {
-                if !(ratio.is_finite() && ratio > 1.0) {
-                    return Err(c.err(
-                        "propeller.max_thrust_to_hover_ratio",
-                        format!("must be > 1, is {ratio}"),
-                    ));
-                }
-                let target = ratio * mass_kg * g / rotors.len() as f64;
-                calibrate_thrust_coeff(
-                    &motor,
-                    torque_coeff_m,
-                    batteries[0].nominal_voltage_v,
-                    target,
-                )
-                .map_err(|e| c.err("propeller.max_thrust_to_hover_ratio", e))?
-            }
-            _ => {
-                return Err(c.err(
-                    "propeller",
-                    "give exactly one of thrust_coeff_n_s2 and max_thrust_to_hover_ratio",
-                ));
-            }
-        };
-        let q = ps.torque_inflow_coeffs;
-        if q.iter().any(|v| !v.is_finite()) {
-            return Err(c.err("propeller.torque_inflow_coeffs", "must be finite"));
-        }
-        let propeller = Propeller {
-            radius_m,
-            thrust_coeff,
-            torque_coeff_m,
-            zero_thrust_advance_ratio: j0,
-            torque_inflow: q,
-        };
-        if ps.plausibility_checks {
-            plausible_propulsion(
-                &c,
-                ps.max_thrust_to_hover_ratio.is_some(),
-                &propeller,
-                &motor,
-                mass_kg * g,
-                &rotors,
-                &self.environment,
-            )?;
-        }
-        let actuator = actuator(&c, &self.actuator)?;
-
-        let contact = match &self.contact {
-            None => None,
-            Some(cs) => {
-                if cs.points_m.is_empty() || cs.points_m.iter().flatten().any(|v| !v.is_finite()) {
-                    return Err(c.err("contact.points_m", "needs at least one finite point"));
-                }
-                Some(Contact {
-                    points_m: cs.points_m.clone(),
-                    stiffness_n_per_m: c
-                        .positive("contact.stiffness_n_per_m", cs.stiffness_n_per_m)?,
-                    damping_ns_per_m: c
-                        .non_negative("contact.damping_ns_per_m", cs.damping_ns_per_m)?,
-                    friction_coeff: c.non_negative("contact.friction_coeff", cs.friction_coeff)?,
-                    friction_smoothing_mps: c
-                        .positive("contact.friction_smoothing_mps", cs.friction_smoothing_mps)?,
-                })
-            }
-        };
-
-        let e = &self.environment;
-        let origin = WorldOrigin::new(Geodetic {
-            lat_deg: c.in_range("environment.origin_lat_deg", e.origin_lat_deg, -90.0, 90.0)?,
-            lon_deg: c.in_range(
-                "environment.origin_lon_deg",
-                e.origin_lon_deg,
-                -180.0,
-                180.0,
-            )?,
-            alt_m: c.in_range(
-                "environment.origin_alt_m",
-                e.origin_alt_m,
-                -1000.0,
-                20_000.0,
-            )?,
-        });
-        let gravity = match e.gravity_model {
-            GravityModel::Uniform => Gravity::Uniform { g_mps2: g },
-            GravityModel::Spherical => Gravity::Spherical {
-                g_mps2: g,
-                origin_alt_m: e.origin_alt_m,
-            },
-        };
-        let layout = StateLayout {
-            rotors: rotors.len(),
-            actuator_states: actuator.states(),
-            batteries: batteries.len(),
-        };
-        let groups = Tolerances::default().groups(&layout);
-        let body = BodyConstants {
-            mass_kg,
-            inertia: inertia_kgm2,
-            inertia_inv,
-            drag_lin: drag,
-            drag_quad: quad_drag,
-            damping,
-        };
-        let k = Derived::of(
-            &body,
-            &motor,
-            &esc,
-            &propeller,
-            ps.ground_effect,
-            &rotors,
-            &batteries,
-            contact.as_ref(),
-        );
-        Ok(Multirotor {
-            name: self.name.clone(),
-            mass_kg,
-            inertia_kgm2,
-            linear_drag_ns_per_m: drag,
-            quadratic_drag_ns2_per_m2: quad_drag,
-            angular_damping_nms_per_rad: damping,
-            rotors,
-            esc,
-            motor,
-            propeller,
-            ground_effect: ps.ground_effect,
-            actuator,
-            batteries,
-            sharing,
-            avionics_power_w,
-            contact,
-            gravity,
-            origin,
-            layout,
-            groups,
-            k,
-            density: std::sync::Arc::new(crate::env::atmosphere::DensityTable::new()),
-        })
-    }
-
-    /// Validates and builds, naming the spec by its `name` in errors.
-    pub fn build(&self) -> Result<Multirotor, SpecError> {
-        self.build_named(&self.name)
-    }
 }
