@@ -136,28 +136,9 @@ impl IsolationArg {
 /// `lockstep fly` and its alias `run`: the options into library terms.
 pub fn command(verb: &'static str, a: FlyArgs) -> ExitCode {
     let refuse = |msg: &str| crate::refuse(verb, msg);
-    let isolation = match a.isolation {
-        IsolationArg::InProcess => {
-            if a.step_timeout.is_some() || a.call_timeout.is_some() {
-                return refuse(
-                    "--step-timeout and --call-timeout apply to --isolation process only \
-                     (in-process, nothing can stop a call that hangs)",
-                );
-            }
-            Isolation::InProcess
-        }
-        IsolationArg::Process => {
-            let d = IsolationOptions::default();
-            Isolation::Process(IsolationOptions {
-                step_timeout: a
-                    .step_timeout
-                    .map_or(d.step_timeout, Duration::from_secs_f64),
-                call_timeout: a
-                    .call_timeout
-                    .map_or(d.call_timeout, Duration::from_secs_f64),
-                ..d
-            })
-        }
+    let isolation = match isolation(&a) {
+        Ok(i) => i,
+        Err(e) => return refuse(e),
     };
     let (scenario, autopilot, overrides) = match a.flight.resolve() {
         Ok(v) => v,
@@ -167,61 +148,10 @@ pub fn command(verb: &'static str, a: FlyArgs) -> ExitCode {
         return refuse("--network-secondaries and --step-deadline are for --network-role primary");
     }
     let output = Output::of(a.json, a.quiet);
-    let served = !a.mavlink.is_empty();
-    let pace = if a.realtime {
-        Some(1.0)
-    } else if a.speed.is_none() && served {
-        // A ground station runs on the wall clock.
-        Some(1.0)
-    } else {
-        a.speed
+    let (gcs, pace) = match ground_stations(verb, &a) {
+        Ok(g) => g,
+        Err(e) => return refuse(&e),
     };
-    if a.mavlink_style.is_some() && !served {
-        return refuse("--mavlink-style is for --mavlink");
-    }
-    if a.mavlink_record.is_some() && !served {
-        return refuse("--mavlink-record is for --mavlink");
-    }
-    if a.mavlink_key.is_some() && !served {
-        return refuse("--mavlink-key is for --mavlink");
-    }
-    let key = match a
-        .mavlink_key
-        .as_deref()
-        .map(lockstep_run::gcs::signing::read_key)
-    {
-        Some(Err(e)) => return refuse(&e),
-        Some(Ok(k)) => Some(k),
-        None => None,
-    };
-    if key.is_none() {
-        for e in &a.mavlink {
-            if let lockstep_run::gcs::Endpoint::Listen(addr) = e
-                && !addr.ip().is_loopback()
-            {
-                warn!(
-                    "lockstep {verb}: --mavlink listen:{addr} takes commands from anyone who can \
-                     reach it, with no key: give --mavlink-key FILE to sign the link, or listen \
-                     on 127.0.0.1"
-                );
-            }
-        }
-    }
-    let gcs = (served || a.mavlink_replay.is_some()).then(|| lockstep_run::gcs::GcsOptions {
-        endpoints: a.mavlink.clone(),
-        style: a
-            .mavlink_style
-            .as_deref()
-            .and_then(lockstep_run::gcs::Style::from_name)
-            .unwrap_or(lockstep_run::gcs::Style::Px4),
-        record: a.mavlink_record.clone().or_else(|| {
-            served
-                .then(|| a.out.as_ref().map(|d| d.join("mavlink-inputs.jsonl")))
-                .flatten()
-        }),
-        replay: a.mavlink_replay.clone(),
-        key,
-    });
     // The options of one vehicle's flight: a fleet's (and a distributed
     // run's) vehicles take theirs from the scenario and --out.
     let single = [
@@ -313,6 +243,98 @@ pub fn command(verb: &'static str, a: FlyArgs) -> ExitCode {
         gcs,
         output,
     )
+}
+
+/// `--isolation` with its timeouts (which only a process can keep).
+fn isolation(a: &FlyArgs) -> Result<Isolation, &'static str> {
+    Ok(match a.isolation {
+        IsolationArg::InProcess => {
+            if a.step_timeout.is_some() || a.call_timeout.is_some() {
+                return Err(
+                    "--step-timeout and --call-timeout apply to --isolation process only \
+                     (in-process, nothing can stop a call that hangs)",
+                );
+            }
+            Isolation::InProcess
+        }
+        IsolationArg::Process => {
+            let d = IsolationOptions::default();
+            Isolation::Process(IsolationOptions {
+                step_timeout: a
+                    .step_timeout
+                    .map_or(d.step_timeout, Duration::from_secs_f64),
+                call_timeout: a
+                    .call_timeout
+                    .map_or(d.call_timeout, Duration::from_secs_f64),
+                ..d
+            })
+        }
+    })
+}
+
+/// The ground stations served (`--mavlink` and its options, or a replay
+/// of their inputs) and the pace (a served flight keeps to the wall clock
+/// unless `--speed` says otherwise).
+fn ground_stations(
+    verb: &str,
+    a: &FlyArgs,
+) -> Result<(Option<lockstep_run::gcs::GcsOptions>, Option<f64>), String> {
+    let served = !a.mavlink.is_empty();
+    let pace = if a.realtime {
+        Some(1.0)
+    } else if a.speed.is_none() && served {
+        // A ground station runs on the wall clock.
+        Some(1.0)
+    } else {
+        a.speed
+    };
+    if a.mavlink_style.is_some() && !served {
+        return Err("--mavlink-style is for --mavlink".into());
+    }
+    if a.mavlink_record.is_some() && !served {
+        return Err("--mavlink-record is for --mavlink".into());
+    }
+    if a.mavlink_key.is_some() && !served {
+        return Err("--mavlink-key is for --mavlink".into());
+    }
+    let key = match a
+        .mavlink_key
+        .as_deref()
+        .map(lockstep_run::gcs::signing::read_key)
+    {
+        Some(Err(e)) => return Err(e),
+        Some(Ok(k)) => Some(k),
+        None => None,
+    };
+    if key.is_none() {
+        for e in &a.mavlink {
+            if let lockstep_run::gcs::Endpoint::Listen(addr) = e
+                && !addr.ip().is_loopback()
+            {
+                warn!(
+                    "lockstep {verb}: --mavlink listen:{addr} takes commands from anyone who can \
+                     reach it, with no key: give --mavlink-key FILE to sign the link, or listen \
+                     on 127.0.0.1"
+                );
+            }
+        }
+    }
+    let gcs = (served || a.mavlink_replay.is_some()).then(|| lockstep_run::gcs::GcsOptions {
+        endpoints: a.mavlink.clone(),
+        style: a
+            .mavlink_style
+            .as_deref()
+            .and_then(lockstep_run::gcs::Style::from_name)
+            .unwrap_or(lockstep_run::gcs::Style::Px4),
+        record: a.mavlink_record.clone().or_else(|| {
+            served
+                .then(|| a.out.as_ref().map(|d| d.join("mavlink-inputs.jsonl")))
+                .flatten()
+        }),
+        replay: a.mavlink_replay.clone(),
+        key,
+    });
+    Ok((gcs, pace))
 }
 
 /// A pace: simulated seconds per wall-clock second, in [0.001, 1e6].
