@@ -164,104 +164,17 @@ impl FleetScenario {
             Some(toml::Value::Array(a)) => a.len(),
             _ => 0,
         };
-        let dir = path.parent().unwrap_or(Path::new("."));
         let mut dropped_events: Vec<String> = Vec::new();
         let mut vehicles: Vec<FleetVehicle> = Vec::with_capacity(entries.len());
+        let shared = Shared {
+            table: &table,
+            path,
+            source: &source,
+            events: shared_events,
+        };
         for (i, entry) in entries.into_iter().enumerate() {
-            let at = |k: &str| format!("vehicles[{i}].{k}");
-            let toml::Value::Table(mut entry) = entry else {
-                return Err(invalid(&format!("vehicles[{i}]"), "must be a table".into()));
-            };
-            let name = match entry.remove("name") {
-                Some(toml::Value::String(s)) => s,
-                Some(_) => return Err(invalid(&at("name"), "must be a string".into())),
-                None => return Err(invalid(&at("name"), "every vehicle needs a name".into())),
-            };
-            check_name(&name).map_err(|r| invalid(&at("name"), r))?;
-            if let Some(j) = vehicles.iter().position(|v| v.name == name) {
-                return Err(invalid(
-                    &at("name"),
-                    format!("`{name}` is also the name of vehicles[{j}]"),
-                ));
-            }
-            let autopilot = match entry.remove("autopilot") {
-                Some(toml::Value::String(s)) => Some(dir.join(s)),
-                Some(_) => return Err(invalid(&at("autopilot"), "must be a path".into())),
-                None => None,
-            };
-            let radius_m = match entry.remove("radius_m") {
-                Some(v) => Some(number(&v).filter(|r| *r > 0.0 && *r <= 100.0).ok_or_else(
-                    || {
-                        invalid(
-                            &at("radius_m"),
-                            format!("must be a number in (0, 100] m, is {v}"),
-                        )
-                    },
-                )?),
-                None => None,
-            };
-            let own_events = match entry.remove("events") {
-                Some(toml::Value::Array(a)) => a,
-                Some(_) => {
-                    return Err(invalid(
-                        &at("events"),
-                        "must be an array of tables ([[vehicles.events]])".into(),
-                    ));
-                }
-                None => Vec::new(),
-            };
-            let mut t = table.clone();
-            if !own_events.is_empty() {
-                let events = t
-                    .entry("events")
-                    .or_insert_with(|| toml::Value::Array(Vec::new()));
-                if let toml::Value::Array(a) = events {
-                    a.extend(own_events);
-                }
-            }
-            t.insert("vehicle".into(), toml::Value::Table(entry));
-            // Its errors are located in the fleet file, at its own keys;
-            // the keys set on the command line stay known as such (a run
-            // shortened there drops the events past its end).
-            let own = Source {
-                unlocated: source.unlocated.clone(),
-                ..Source::unlocated(source.label.clone())
-            };
-            let mut scenario = Scenario::from_table(t, path, &own)
-                .map_err(|e| relabel(e, &source, i, shared_events))?;
-            // The events dropped, named as the file has them: a shared one
-            // once, a vehicle's own under its entry.
-            for d in &scenario.dropped_events {
-                let named = match d
-                    .strip_prefix("events[")
-                    .and_then(|r| r.split_once(']'))
-                    .and_then(|(k, rest)| Some((k.parse::<usize>().ok()?, rest)))
-                {
-                    Some((k, rest)) if k >= shared_events => {
-                        format!("vehicles[{i}].events[{}]{rest}", k - shared_events)
-                    }
-                    _ => d.clone(),
-                };
-                if !dropped_events.contains(&named) {
-                    dropped_events.push(named);
-                }
-            }
-            scenario.seed = RngStreams::new(scenario.seed).member_seed("fleet.vehicle", &name);
-            // Its own events are named where the file has them.
-            for (k, key) in scenario
-                .event_keys
-                .iter_mut()
-                .enumerate()
-                .skip(shared_events)
-            {
-                *key = format!("vehicles[{i}].events[{}]", k - shared_events);
-            }
-            vehicles.push(FleetVehicle {
-                name,
-                scenario,
-                autopilot,
-                radius_m,
-            });
+            let v = shared.vehicle(i, entry, &vehicles, &mut dropped_events)?;
+            vehicles.push(v);
         }
         let first = &vehicles[0].scenario;
         let master = match table.get("simulation").and_then(|s| s.get("seed")) {
@@ -315,6 +228,122 @@ impl FleetScenario {
             sync,
             proximity_m: fleet.proximity_m.unwrap_or(DEFAULT_PROXIMITY_M),
             vehicles,
+        })
+    }
+}
+
+/// What every vehicle of a fleet file shares: the file's other tables
+/// (each vehicle's scenario is them with its own `[vehicle]` and events),
+/// where the file is, its source for errors, how many events are shared.
+struct Shared<'a> {
+    table: &'a toml::Table,
+    path: &'a Path,
+    source: &'a Source,
+    events: usize,
+}
+
+impl Shared<'_> {
+    /// `vehicles[i]`: its name (unique among those `taken` before it), its
+    /// autopilot, radius and own events, and its scenario; the events it
+    /// drops from a shortened run added to `dropped` (each once).
+    fn vehicle(
+        &self,
+        i: usize,
+        entry: toml::Value,
+        taken: &[FleetVehicle],
+        dropped_events: &mut Vec<String>,
+    ) -> Result<FleetVehicle, ScenarioError> {
+        let invalid = |key: &str, reason: String| ConfigError::invalid(self.source, key, reason);
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        let at = |k: &str| format!("vehicles[{i}].{k}");
+        let toml::Value::Table(mut entry) = entry else {
+            return Err(invalid(&format!("vehicles[{i}]"), "must be a table".into()));
+        };
+        let name = match entry.remove("name") {
+            Some(toml::Value::String(s)) => s,
+            Some(_) => return Err(invalid(&at("name"), "must be a string".into())),
+            None => return Err(invalid(&at("name"), "every vehicle needs a name".into())),
+        };
+        check_name(&name).map_err(|r| invalid(&at("name"), r))?;
+        if let Some(j) = taken.iter().position(|v| v.name == name) {
+            return Err(invalid(
+                &at("name"),
+                format!("`{name}` is also the name of vehicles[{j}]"),
+            ));
+        }
+        let autopilot = match entry.remove("autopilot") {
+            Some(toml::Value::String(s)) => Some(dir.join(s)),
+            Some(_) => return Err(invalid(&at("autopilot"), "must be a path".into())),
+            None => None,
+        };
+        let radius_m =
+            match entry.remove("radius_m") {
+                Some(v) => Some(number(&v).filter(|r| *r > 0.0 && *r <= 100.0).ok_or_else(
+                    || {
+                        invalid(
+                            &at("radius_m"),
+                            format!("must be a number in (0, 100] m, is {v}"),
+                        )
+                    },
+                )?),
+                None => None,
+            };
+        let own_events = match entry.remove("events") {
+            Some(toml::Value::Array(a)) => a,
+            Some(_) => {
+                return Err(invalid(
+                    &at("events"),
+                    "must be an array of tables ([[vehicles.events]])".into(),
+                ));
+            }
+            None => Vec::new(),
+        };
+        let mut t = self.table.clone();
+        if !own_events.is_empty() {
+            let events = t
+                .entry("events")
+                .or_insert_with(|| toml::Value::Array(Vec::new()));
+            if let toml::Value::Array(a) = events {
+                a.extend(own_events);
+            }
+        }
+        t.insert("vehicle".into(), toml::Value::Table(entry));
+        // Its errors are located in the fleet file, at its own keys;
+        // the keys set on the command line stay known as such (a run
+        // shortened there drops the events past its end).
+        let own = Source {
+            unlocated: self.source.unlocated.clone(),
+            ..Source::unlocated(self.source.label.clone())
+        };
+        let mut scenario = Scenario::from_table(t, self.path, &own)
+            .map_err(|e| relabel(e, self.source, i, self.events))?;
+        // The events dropped, named as the file has them: a shared one
+        // once, a vehicle's own under its entry.
+        for d in &scenario.dropped_events {
+            let named = match d
+                .strip_prefix("events[")
+                .and_then(|r| r.split_once(']'))
+                .and_then(|(k, rest)| Some((k.parse::<usize>().ok()?, rest)))
+            {
+                Some((k, rest)) if k >= self.events => {
+                    format!("vehicles[{i}].events[{}]{rest}", k - self.events)
+                }
+                _ => d.clone(),
+            };
+            if !dropped_events.contains(&named) {
+                dropped_events.push(named);
+            }
+        }
+        scenario.seed = RngStreams::new(scenario.seed).member_seed("fleet.vehicle", &name);
+        // Its own events are named where the file has them.
+        for (k, key) in scenario.event_keys.iter_mut().enumerate().skip(self.events) {
+            *key = format!("vehicles[{i}].events[{}]", k - self.events);
+        }
+        Ok(FleetVehicle {
+            name,
+            scenario,
+            autopilot,
+            radius_m,
         })
     }
 }
