@@ -127,96 +127,8 @@ impl FleetSection {
                         })?;
                     f.proximity_m = Some(p);
                 }
-                "levels" => {
-                    let toml::Value::Array(a) = v else {
-                        return Err(invalid(
-                            "fleet.levels",
-                            "must be an array of tables ([[fleet.levels]])".into(),
-                        ));
-                    };
-                    if a.is_empty() || a.len() > MAX_LEVELS {
-                        return Err(invalid(
-                            "fleet.levels",
-                            format!("1 to {MAX_LEVELS} levels, not {}", a.len()),
-                        ));
-                    }
-                    let mut levels: Vec<Level> = Vec::new();
-                    for (i, v) in a.into_iter().enumerate() {
-                        let key = format!("fleet.levels[{i}]");
-                        let l = level_box(&key, v, &invalid, source)?;
-                        if levels.iter().any(|o| o.name == l.name) {
-                            return Err(invalid(
-                                &format!("{key}.name"),
-                                format!("`{}` names another level too", l.name),
-                            ));
-                        }
-                        levels.push(l);
-                    }
-                    f.levels = Some(levels);
-                }
-                "level_grid" => {
-                    let toml::Value::Table(t) = v else {
-                        return Err(invalid("fleet.level_grid", "must be a table".into()));
-                    };
-                    let get = |k: &str| {
-                        t.get(k).ok_or_else(|| {
-                            invalid(&format!("fleet.level_grid.{k}"), "is required".into())
-                        })
-                    };
-                    let spanned = |k: &str| -> Result<[f64; 2], ScenarioError> {
-                        let v = get(k)?;
-                        span(v)
-                            .filter(|s| s.iter().all(|x| x.is_finite()))
-                            .ok_or_else(|| {
-                                invalid(
-                                    &format!("fleet.level_grid.{k}"),
-                                    format!("must be [min, max] with min < max, is {v}"),
-                                )
-                            })
-                    };
-                    let count = |k: &str| -> Result<usize, ScenarioError> {
-                        let v = get(k)?;
-                        v.as_integer()
-                            .filter(|n| *n >= 1 && *n as usize <= MAX_LEVELS)
-                            .map(|n| n as usize)
-                            .ok_or_else(|| {
-                                invalid(
-                                    &format!("fleet.level_grid.{k}"),
-                                    format!("must be an integer in [1, {MAX_LEVELS}], is {v}"),
-                                )
-                            })
-                    };
-                    if let Some(k) = t
-                        .keys()
-                        .find(|k| !["north_m", "east_m", "rows", "columns"].contains(&k.as_str()))
-                    {
-                        return Err(unknown_keys(
-                            source,
-                            vec![(
-                                format!("fleet.level_grid.{k}"),
-                                vec![
-                                    "north_m".into(),
-                                    "east_m".into(),
-                                    "rows".into(),
-                                    "columns".into(),
-                                ],
-                            )],
-                        ));
-                    }
-                    let (rows, columns) = (count("rows")?, count("columns")?);
-                    if rows * columns > MAX_LEVELS {
-                        return Err(invalid(
-                            "fleet.level_grid",
-                            format!("{rows} x {columns} levels; at most {MAX_LEVELS}"),
-                        ));
-                    }
-                    f.level_grid = Some(Levels::grid(
-                        spanned("north_m")?,
-                        spanned("east_m")?,
-                        rows,
-                        columns,
-                    ));
-                }
+                "levels" => f.levels = Some(levels(v, source)?),
+                "level_grid" => f.level_grid = Some(level_grid(v, source)?),
                 "level_buffer_m" => {
                     let b = number(&v)
                         .filter(|b| *b >= 0.0 && *b <= 1000.0)
@@ -259,6 +171,102 @@ impl FleetSection {
         }
         Ok(f)
     }
+}
+
+/// `[[fleet.levels]]`: 1 to MAX_LEVELS boxes, their names unique.
+fn levels(v: toml::Value, source: &Source) -> Result<Vec<Level>, ScenarioError> {
+    let invalid = |key: &str, reason: String| ConfigError::invalid(source, key, reason);
+    let toml::Value::Array(a) = v else {
+        return Err(invalid(
+            "fleet.levels",
+            "must be an array of tables ([[fleet.levels]])".into(),
+        ));
+    };
+    if a.is_empty() || a.len() > MAX_LEVELS {
+        return Err(invalid(
+            "fleet.levels",
+            format!("1 to {MAX_LEVELS} levels, not {}", a.len()),
+        ));
+    }
+    let mut levels: Vec<Level> = Vec::new();
+    for (i, v) in a.into_iter().enumerate() {
+        let key = format!("fleet.levels[{i}]");
+        let l = level_box(&key, v, &invalid, source)?;
+        if levels.iter().any(|o| o.name == l.name) {
+            return Err(invalid(
+                &format!("{key}.name"),
+                format!("`{}` names another level too", l.name),
+            ));
+        }
+        levels.push(l);
+    }
+    Ok(levels)
+}
+
+/// `[fleet.level_grid]`: rows by columns of levels over the north and east
+/// spans.
+fn level_grid(v: toml::Value, source: &Source) -> Result<Vec<Level>, ScenarioError> {
+    let invalid = |key: &str, reason: String| ConfigError::invalid(source, key, reason);
+    let toml::Value::Table(t) = v else {
+        return Err(invalid("fleet.level_grid", "must be a table".into()));
+    };
+    let get = |k: &str| {
+        t.get(k)
+            .ok_or_else(|| invalid(&format!("fleet.level_grid.{k}"), "is required".into()))
+    };
+    let spanned = |k: &str| -> Result<[f64; 2], ScenarioError> {
+        let v = get(k)?;
+        span(v)
+            .filter(|s| s.iter().all(|x| x.is_finite()))
+            .ok_or_else(|| {
+                invalid(
+                    &format!("fleet.level_grid.{k}"),
+                    format!("must be [min, max] with min < max, is {v}"),
+                )
+            })
+    };
+    let count = |k: &str| -> Result<usize, ScenarioError> {
+        let v = get(k)?;
+        v.as_integer()
+            .filter(|n| *n >= 1 && *n as usize <= MAX_LEVELS)
+            .map(|n| n as usize)
+            .ok_or_else(|| {
+                invalid(
+                    &format!("fleet.level_grid.{k}"),
+                    format!("must be an integer in [1, {MAX_LEVELS}], is {v}"),
+                )
+            })
+    };
+    if let Some(k) = t
+        .keys()
+        .find(|k| !["north_m", "east_m", "rows", "columns"].contains(&k.as_str()))
+    {
+        return Err(unknown_keys(
+            source,
+            vec![(
+                format!("fleet.level_grid.{k}"),
+                vec![
+                    "north_m".into(),
+                    "east_m".into(),
+                    "rows".into(),
+                    "columns".into(),
+                ],
+            )],
+        ));
+    }
+    let (rows, columns) = (count("rows")?, count("columns")?);
+    if rows * columns > MAX_LEVELS {
+        return Err(invalid(
+            "fleet.level_grid",
+            format!("{rows} x {columns} levels; at most {MAX_LEVELS}"),
+        ));
+    }
+    Ok(Levels::grid(
+        spanned("north_m")?,
+        spanned("east_m")?,
+        rows,
+        columns,
+    ))
 }
 
 /// A TOML number (an integer too) that is finite.
