@@ -331,61 +331,10 @@ fn fit_at(base: &AircraftSpec, flight: &Flight) -> Result<Fit, String> {
         s
     };
     let n = params.len();
-    let mut theta = DVector::zeros(n);
-    let mut r = DVector::from_vec(residuals(&spec_at(&theta), flight, &starts)?);
-    let rms_before = rms(r.as_slice());
-    let mut lambda = 1e-3;
-    let mut iterations = 0;
-    let mut jac = jacobian(&spec_at, &theta, &r, flight, &starts)?;
-    while iterations < 15 {
-        iterations += 1;
-        let jtj = jac.transpose() * &jac;
-        let g = jac.transpose() * &r;
-        let cost = r.norm_squared();
-        let mut improved = false;
-        for _ in 0..8 {
-            let mut a = jtj.clone();
-            for k in 0..n {
-                a[(k, k)] += lambda * jtj[(k, k)].max(1e-12);
-            }
-            let Some(delta) = a.lu().solve(&(-&g)) else {
-                lambda *= 10.0;
-                continue;
-            };
-            let trial = &theta + &delta;
-            let rt = DVector::from_vec(residuals(&spec_at(&trial), flight, &starts)?);
-            if rt.norm_squared() < cost {
-                theta = trial;
-                r = rt;
-                lambda = (lambda / 3.0).max(1e-9);
-                improved = true;
-                break;
-            }
-            lambda *= 10.0;
-        }
-        let relative = (cost - r.norm_squared()) / cost.max(1e-300);
-        if !improved || relative < 1e-5 {
-            break;
-        }
-        jac = jacobian(&spec_at, &theta, &r, flight, &starts)?;
-    }
+    let solved = levenberg_marquardt(&spec_at, n, flight, &starts)?;
+    let (theta, r, jac) = (solved.theta, solved.r, solved.jac);
     let m = r.len();
-    // Clusters of [`CLUSTER_US`]: the estimate's biases and the wind last
-    // seconds, so neighbouring windows share their errors.
-    let mut lengths: Vec<usize> = Vec::new();
-    let mut cluster = None;
-    for (w, &t0) in per_window(&spec_at(&theta), flight, &starts)?
-        .iter()
-        .zip(&starts)
-    {
-        let c = t0 / CLUSTER_US;
-        if cluster == Some(c) {
-            *lengths.last_mut().expect("a cluster was started") += w.len();
-        } else {
-            lengths.push(w.len());
-            cluster = Some(c);
-        }
-    }
+    let lengths = cluster_lengths(&per_window(&spec_at(&theta), flight, &starts)?, &starts);
     // A parameter no residual moves (one held at a bound: a dead zone or a
     // drag at 0) has no variance; the others' covariance is taken without
     // it (with it, the matrix would be singular and nothing identified).
@@ -400,75 +349,7 @@ fn fit_at(base: &AircraftSpec, flight: &Flight) -> Result<Fit, String> {
                 .map(|c| c[(i, i)].max(0.0).sqrt())
                 .filter(|s| s.is_finite())
         });
-        let (ci95, identified, note) = match sd {
-            Some(sd) => {
-                // The statistical half-width and the model floor, in
-                // quadrature, in theta's units.
-                let floor = match p.additive() {
-                    Some(step) if *p == Param::Deadzone => DEADZONE_FLOOR / step,
-                    Some(step) => MODEL_FLOOR * value / step,
-                    None => (1.0 + MODEL_FLOOR).ln(),
-                };
-                let half = ((1.96 * sd).powi(2) + floor * floor).sqrt();
-                let ci = [
-                    p.value(bases[k], theta[k] - half),
-                    p.value(bases[k], theta[k] + half),
-                ];
-                // The half-width in the value's units.
-                let width = match p.additive() {
-                    Some(step) => step * half,
-                    None => value * (half.exp() - 1.0),
-                };
-                if width <= p.identified_within(value) {
-                    let mut note = format!("identified by {}", p.excitation());
-                    if let (Param::Deadzone, Commands::Pwm { min_us, max_us }) =
-                        (p, &flight.commands)
-                    {
-                        note.push_str(&format!(
-                            "; with the log's PWM range the rotors start at {:.0} us",
-                            min_us + value * (max_us - min_us)
-                        ));
-                    }
-                    (ci, true, note)
-                } else {
-                    let spread = match p {
-                        Param::Deadzone => format!("±{width:.3} of the command"),
-                        _ => format!("±{:.0} %", 100.0 * width / value.max(1e-3)),
-                    };
-                    (
-                        ci,
-                        false,
-                        format!(
-                            "not identified: its 95 % interval is {spread} (needs more {})",
-                            p.excitation()
-                        ),
-                    )
-                }
-            }
-            // Held at a bound: a step of theta leaves the value where it is.
-            None if p.additive().is_some() && value == p.value(bases[k], theta[k] + 1e-3) => (
-                [f64::NAN, f64::NAN],
-                false,
-                format!(
-                    "not identified: the fit took it to {value}, its bound, where no residual \
-                     moves it ({})",
-                    match p {
-                        Param::Deadzone =>
-                            "the rotors start below the log's PWM minimum: is \
-                                            PWM_MAIN_MIN right?",
-                        _ => "the log shows less than none",
-                    }
-                ),
-            ),
-            None => (
-                [f64::NAN, f64::NAN],
-                false,
-                format!(
-                    "not identified: no residual moves it (no {})",
-                    p.excitation()
-                ),
-            ),
-        };
+        let (ci95, identified, note) = judged(*p, bases[k], theta[k], sd, &flight.commands);
         if identified {
             p.set(&mut spec, value);
         }
@@ -499,12 +380,173 @@ fn fit_at(base: &AircraftSpec, flight: &Flight) -> Result<Fit, String> {
         implausible,
         windows: starts.len(),
         residuals: m,
-        iterations,
-        rms_before,
+        iterations: solved.iterations,
+        rms_before: solved.rms_before,
         rms_after: rms(r.as_slice()),
         params: fitted,
         spec,
     })
+}
+
+/// Where Levenberg–Marquardt took the parameters (`theta`, one per
+/// [`Param`], 0 = the base spec), the residuals and Jacobian there.
+struct Solved {
+    theta: DVector<f64>,
+    r: DVector<f64>,
+    jac: DMatrix<f64>,
+    iterations: u32,
+    rms_before: f64,
+}
+
+/// Levenberg–Marquardt over the `n` parameters of `spec_at`, from the base
+/// spec: at most 15 iterations, each trying up to 8 dampings; it stops
+/// when a step improves the cost by less than 1e-5 of it.
+fn levenberg_marquardt(
+    spec_at: &impl Fn(&DVector<f64>) -> AircraftSpec,
+    n: usize,
+    flight: &Flight,
+    starts: &[u64],
+) -> Result<Solved, String> {
+    let mut theta = DVector::zeros(n);
+    let mut r = DVector::from_vec(residuals(&spec_at(&theta), flight, starts)?);
+    let rms_before = rms(r.as_slice());
+    let mut lambda = 1e-3;
+    let mut iterations = 0;
+    let mut jac = jacobian(spec_at, &theta, &r, flight, starts)?;
+    while iterations < 15 {
+        iterations += 1;
+        let jtj = jac.transpose() * &jac;
+        let g = jac.transpose() * &r;
+        let cost = r.norm_squared();
+        let mut improved = false;
+        for _ in 0..8 {
+            let mut a = jtj.clone();
+            for k in 0..n {
+                a[(k, k)] += lambda * jtj[(k, k)].max(1e-12);
+            }
+            let Some(delta) = a.lu().solve(&(-&g)) else {
+                lambda *= 10.0;
+                continue;
+            };
+            let trial = &theta + &delta;
+            let rt = DVector::from_vec(residuals(&spec_at(&trial), flight, starts)?);
+            if rt.norm_squared() < cost {
+                theta = trial;
+                r = rt;
+                lambda = (lambda / 3.0).max(1e-9);
+                improved = true;
+                break;
+            }
+            lambda *= 10.0;
+        }
+        let relative = (cost - r.norm_squared()) / cost.max(1e-300);
+        if !improved || relative < 1e-5 {
+            break;
+        }
+        jac = jacobian(spec_at, &theta, &r, flight, starts)?;
+    }
+    Ok(Solved {
+        theta,
+        r,
+        jac,
+        iterations,
+        rms_before,
+    })
+}
+
+/// The windows' residual counts, summed by cluster of [`CLUSTER_US`]: the
+/// estimate's biases and the wind last seconds, so neighbouring windows
+/// share their errors.
+fn cluster_lengths(windows: &[Vec<f64>], starts: &[u64]) -> Vec<usize> {
+    let mut lengths: Vec<usize> = Vec::new();
+    let mut cluster = None;
+    for (w, &t0) in windows.iter().zip(starts) {
+        let c = t0 / CLUSTER_US;
+        if cluster == Some(c) {
+            *lengths.last_mut().expect("a cluster was started") += w.len();
+        } else {
+            lengths.push(w.len());
+            cluster = Some(c);
+        }
+    }
+    lengths
+}
+
+/// What the fit says of parameter `p` (base value `base`, fitted at
+/// `theta`, its standard deviation in theta's units `sd` when a residual
+/// moves it): its 95 % interval, whether it is identified, and why.
+fn judged(
+    p: Param,
+    base: f64,
+    theta: f64,
+    sd: Option<f64>,
+    commands: &Commands,
+) -> ([f64; 2], bool, String) {
+    let value = p.value(base, theta);
+    match sd {
+        Some(sd) => {
+            // The statistical half-width and the model floor, in
+            // quadrature, in theta's units.
+            let floor = match p.additive() {
+                Some(step) if p == Param::Deadzone => DEADZONE_FLOOR / step,
+                Some(step) => MODEL_FLOOR * value / step,
+                None => (1.0 + MODEL_FLOOR).ln(),
+            };
+            let half = ((1.96 * sd).powi(2) + floor * floor).sqrt();
+            let ci = [p.value(base, theta - half), p.value(base, theta + half)];
+            // The half-width in the value's units.
+            let width = match p.additive() {
+                Some(step) => step * half,
+                None => value * (half.exp() - 1.0),
+            };
+            if width <= p.identified_within(value) {
+                let mut note = format!("identified by {}", p.excitation());
+                if let (Param::Deadzone, Commands::Pwm { min_us, max_us }) = (p, commands) {
+                    note.push_str(&format!(
+                        "; with the log's PWM range the rotors start at {:.0} us",
+                        min_us + value * (max_us - min_us)
+                    ));
+                }
+                (ci, true, note)
+            } else {
+                let spread = match p {
+                    Param::Deadzone => format!("±{width:.3} of the command"),
+                    _ => format!("±{:.0} %", 100.0 * width / value.max(1e-3)),
+                };
+                (
+                    ci,
+                    false,
+                    format!(
+                        "not identified: its 95 % interval is {spread} (needs more {})",
+                        p.excitation()
+                    ),
+                )
+            }
+        }
+        // Held at a bound: a step of theta leaves the value where it is.
+        None if p.additive().is_some() && value == p.value(base, theta + 1e-3) => (
+            [f64::NAN, f64::NAN],
+            false,
+            format!(
+                "not identified: the fit took it to {value}, its bound, where no residual \
+                 moves it ({})",
+                match p {
+                    Param::Deadzone =>
+                        "the rotors start below the log's PWM minimum: is \
+                                        PWM_MAIN_MIN right?",
+                    _ => "the log shows less than none",
+                }
+            ),
+        ),
+        None => (
+            [f64::NAN, f64::NAN],
+            false,
+            format!(
+                "not identified: no residual moves it (no {})",
+                p.excitation()
+            ),
+        ),
+    }
 }
 
 /// The Jacobian of the residuals at `theta` by forward differences.
