@@ -100,7 +100,8 @@ fn now(sim: *mut lockstep_sim) -> Option<u64> {
 }
 
 /// Plays `calls` on one simulation, checking the contract after each; the
-/// first breach, described.
+/// first breach, described. Long: one arm per call of the C ABI, each with
+/// the state it must leave.
 fn play_sim(calls: Vec<SimCall>) -> Result<(), String> {
     let ap = CString::new(BUNDLED).unwrap();
     let toml = CString::new(SCENARIO).unwrap();

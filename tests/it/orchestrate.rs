@@ -390,7 +390,8 @@ fn the_command_line_refuses_what_it_cannot_run() {
     );
 }
 
-/// Fleet files refused, each with its key and reason.
+/// Fleet files refused, each with its key and reason (long by design: one
+/// case after another, each message in line).
 #[test]
 fn fleet_files_are_refused_with_their_key() {
     let base = "schema_version = 1\n[timeline]\nreference_unix_s = 0.0\ntime_scale_us = 100000\nduration_s = 10.0\n";

@@ -163,24 +163,7 @@ impl FmuParticipant {
             let root = d.path().to_path_buf();
             (Some(d), root)
         };
-        let md_path = root.join("modelDescription.xml");
-        let bytes = std::fs::read(&md_path)
-            .map_err(|e| format!("{}: no readable modelDescription.xml: {e}", path.display()))?;
-        // FMI 2.0 asks for UTF-8; a description in another encoding (Latin-1
-        // is seen) is read with its stray bytes replaced, and said so.
-        let (text, encoding_note) = match String::from_utf8(bytes) {
-            Ok(t) => (t, None),
-            Err(e) => {
-                let at = e.utf8_error().valid_up_to();
-                let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
-                let note = format!(
-                    "modelDescription.xml is not UTF-8 (FMI 2.0 requires it; first stray byte at offset {at}): read with U+FFFD in place of such bytes"
-                );
-                (text, Some(note))
-            }
-        };
-        let description = ModelDescription::parse(&text)
-            .map_err(|e| format!("{}: modelDescription.xml: {e}", path.display()))?;
+        let (description, encoding_note) = read_description(path, &root)?;
         let lib = library_name(&description.model_identifier);
         let binary = platform()
             .iter()
@@ -204,38 +187,7 @@ impl FmuParticipant {
                 w.push(format!("{what} returned fmi2Warning"));
             }
         };
-        for (name, v) in start {
-            let var = description
-                .variables
-                .iter()
-                .find(|x| &x.name == name)
-                .ok_or_else(|| {
-                    let settable: Vec<&str> = description
-                        .variables
-                        .iter()
-                        .filter(|x| matches!(x.causality, Causality::Parameter | Causality::Input))
-                        .map(|x| x.name.as_str())
-                        .collect();
-                    format!(
-                        "start value for `{name}`: the FMU has no such variable (parameters and inputs: {})",
-                        settable.join(", ")
-                    )
-                })?;
-            if !matches!(var.causality, Causality::Parameter | Causality::Input) {
-                return Err(format!(
-                    "start value for `{name}`: it is a {:?} variable; only parameters and inputs take one",
-                    var.causality
-                ));
-            }
-            let w = match var.ty {
-                ScalarType::Real => inst.set_real(&[var.value_reference], &[*v])?,
-                ty => {
-                    let i = int_value(name, *v, ty)?;
-                    inst.set_int(ty == ScalarType::Boolean, &[var.value_reference], &[i])?
-                }
-            };
-            note(&mut warnings, &format!("setting `{name}`"), w);
-        }
+        set_starts(&mut inst, &description, start, &mut warnings)?;
         let w = inst.enter_initialization()?;
         note(&mut warnings, "fmi2EnterInitializationMode", w);
         let w = inst.exit_initialization()?;
@@ -392,6 +344,78 @@ impl Participant for FmuParticipant {
             log,
         }))
     }
+}
+
+/// The `modelDescription.xml` of the FMU at `path` (unpacked at `root`),
+/// and a note when it is not UTF-8 (read with its stray bytes replaced).
+fn read_description(
+    path: &Path,
+    root: &Path,
+) -> Result<(ModelDescription, Option<String>), String> {
+    let md_path = root.join("modelDescription.xml");
+    let bytes = std::fs::read(&md_path)
+        .map_err(|e| format!("{}: no readable modelDescription.xml: {e}", path.display()))?;
+    // FMI 2.0 asks for UTF-8; a description in another encoding (Latin-1
+    // is seen) is read with its stray bytes replaced, and said so.
+    let (text, encoding_note) = match String::from_utf8(bytes) {
+        Ok(t) => (t, None),
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+            let note = format!(
+                "modelDescription.xml is not UTF-8 (FMI 2.0 requires it; first stray byte at offset {at}): read with U+FFFD in place of such bytes"
+            );
+            (text, Some(note))
+        }
+    };
+    let description = ModelDescription::parse(&text)
+        .map_err(|e| format!("{}: modelDescription.xml: {e}", path.display()))?;
+    Ok((description, encoding_note))
+}
+
+/// Sets each `start` value on its variable (a parameter or an input),
+/// noting a warning the FMU gave in `warnings`.
+fn set_starts(
+    inst: &mut Instance,
+    description: &ModelDescription,
+    start: &[(String, f64)],
+    warnings: &mut Vec<String>,
+) -> Result<(), String> {
+    for (name, v) in start {
+        let var = description
+            .variables
+            .iter()
+            .find(|x| &x.name == name)
+            .ok_or_else(|| {
+                let settable: Vec<&str> = description
+                    .variables
+                    .iter()
+                    .filter(|x| matches!(x.causality, Causality::Parameter | Causality::Input))
+                    .map(|x| x.name.as_str())
+                    .collect();
+                format!(
+                    "start value for `{name}`: the FMU has no such variable (parameters and inputs: {})",
+                    settable.join(", ")
+                )
+            })?;
+        if !matches!(var.causality, Causality::Parameter | Causality::Input) {
+            return Err(format!(
+                "start value for `{name}`: it is a {:?} variable; only parameters and inputs take one",
+                var.causality
+            ));
+        }
+        let w = match var.ty {
+            ScalarType::Real => inst.set_real(&[var.value_reference], &[*v])?,
+            ty => {
+                let i = int_value(name, *v, ty)?;
+                inst.set_int(ty == ScalarType::Boolean, &[var.value_reference], &[i])?
+            }
+        };
+        if w {
+            warnings.push(format!("setting `{name}` returned fmi2Warning"));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -124,93 +124,9 @@ impl ModelDescription {
                 .filter(|n| n.has_tag_name("ScalarVariable"))
                 .enumerate()
             {
-                let Some(name) = sv.attribute("name") else {
-                    warnings.push(format!("ScalarVariable {} has no name: left out", k + 1));
-                    continue;
-                };
-                let vr = sv
-                    .attribute("valueReference")
-                    .ok_or_else(|| format!("variable `{name}` has no valueReference"))?;
-                let value_reference: u32 = vr.trim().parse().map_err(|_| {
-                    format!("variable `{name}`: valueReference `{vr}` is not a number")
-                })?;
-                let causality = match sv.attribute("causality") {
-                    None => Causality::Local,
-                    Some("parameter") => Causality::Parameter,
-                    Some("calculatedParameter") => Causality::CalculatedParameter,
-                    Some("input") => Causality::Input,
-                    Some("output") => Causality::Output,
-                    Some("local") => Causality::Local,
-                    Some("independent") => Causality::Independent,
-                    Some(other) => {
-                        warnings.push(format!(
-                            "variable `{name}`: causality `{other}` is not FMI 2.0's: read as local"
-                        ));
-                        Causality::Local
-                    }
-                };
-                let variability = sv
-                    .attribute("variability")
-                    .unwrap_or("continuous")
-                    .to_string();
-                // The type element, wherever it stands among the children
-                // (an `Annotations` placed first is seen in the wild).
-                const TYPES: [&str; 5] = ["Real", "Integer", "Enumeration", "Boolean", "String"];
-                let Some(tn) = sv
-                    .children()
-                    .find(|n| n.is_element() && TYPES.contains(&n.tag_name().name()))
-                else {
-                    warnings.push(format!("variable `{name}` has no type element: left out"));
-                    continue;
-                };
-                let ty = match tn.tag_name().name() {
-                    "Real" => ScalarType::Real,
-                    "Integer" | "Enumeration" => ScalarType::Integer,
-                    "Boolean" => ScalarType::Boolean,
-                    other => {
-                        if matches!(causality, Causality::Input | Causality::Output) {
-                            warnings.push(format!(
-                                "variable `{name}` is a {other}: lockstep exchanges numbers only, left out"
-                            ));
-                        }
-                        continue;
-                    }
-                };
-                let start = match tn.attribute("start") {
-                    Some(s) => match number(s, ty) {
-                        Some(v) => Some(v),
-                        None => {
-                            warnings.push(format!(
-                                "variable `{name}`: start `{s}` is not a {ty:?}: ignored"
-                            ));
-                            None
-                        }
-                    },
-                    None => None,
-                };
-                if variables.iter().any(|v| v.name == name) {
-                    warnings.push(format!(
-                        "a second variable named `{name}`: ignored (the first is used)"
-                    ));
-                    continue;
+                if let Some(v) = variable(k, sv, &variables, &mut warnings)? {
+                    variables.push(v);
                 }
-                let start = if causality == Causality::Input && start.is_none() {
-                    warnings.push(format!(
-                        "input `{name}` has no start value (FMI 2.0 requires one): it starts at 0"
-                    ));
-                    Some(0.0)
-                } else {
-                    start
-                };
-                variables.push(ScalarVariable {
-                    name: name.to_string(),
-                    value_reference,
-                    causality,
-                    variability,
-                    ty,
-                    start,
-                    description: sv.attribute("description").unwrap_or("").to_string(),
-                });
             }
         } else {
             warnings.push("no <ModelVariables>: the FMU exchanges nothing".to_string());
@@ -225,6 +141,104 @@ impl ModelDescription {
             warnings,
         })
     }
+}
+
+/// The `k`-th `<ScalarVariable>` (`None`: left out, with a warning why),
+/// given the variables read before it.
+fn variable(
+    k: usize,
+    sv: roxmltree::Node,
+    variables: &[ScalarVariable],
+    warnings: &mut Vec<String>,
+) -> Result<Option<ScalarVariable>, String> {
+    let Some(name) = sv.attribute("name") else {
+        warnings.push(format!("ScalarVariable {} has no name: left out", k + 1));
+        return Ok(None);
+    };
+    let vr = sv
+        .attribute("valueReference")
+        .ok_or_else(|| format!("variable `{name}` has no valueReference"))?;
+    let value_reference: u32 = vr
+        .trim()
+        .parse()
+        .map_err(|_| format!("variable `{name}`: valueReference `{vr}` is not a number"))?;
+    let causality = match sv.attribute("causality") {
+        None => Causality::Local,
+        Some("parameter") => Causality::Parameter,
+        Some("calculatedParameter") => Causality::CalculatedParameter,
+        Some("input") => Causality::Input,
+        Some("output") => Causality::Output,
+        Some("local") => Causality::Local,
+        Some("independent") => Causality::Independent,
+        Some(other) => {
+            warnings.push(format!(
+                "variable `{name}`: causality `{other}` is not FMI 2.0's: read as local"
+            ));
+            Causality::Local
+        }
+    };
+    let variability = sv
+        .attribute("variability")
+        .unwrap_or("continuous")
+        .to_string();
+    // The type element, wherever it stands among the children
+    // (an `Annotations` placed first is seen in the wild).
+    const TYPES: [&str; 5] = ["Real", "Integer", "Enumeration", "Boolean", "String"];
+    let Some(tn) = sv
+        .children()
+        .find(|n| n.is_element() && TYPES.contains(&n.tag_name().name()))
+    else {
+        warnings.push(format!("variable `{name}` has no type element: left out"));
+        return Ok(None);
+    };
+    let ty = match tn.tag_name().name() {
+        "Real" => ScalarType::Real,
+        "Integer" | "Enumeration" => ScalarType::Integer,
+        "Boolean" => ScalarType::Boolean,
+        other => {
+            if matches!(causality, Causality::Input | Causality::Output) {
+                warnings.push(format!(
+                    "variable `{name}` is a {other}: lockstep exchanges numbers only, left out"
+                ));
+            }
+            return Ok(None);
+        }
+    };
+    let start = match tn.attribute("start") {
+        Some(s) => match number(s, ty) {
+            Some(v) => Some(v),
+            None => {
+                warnings.push(format!(
+                    "variable `{name}`: start `{s}` is not a {ty:?}: ignored"
+                ));
+                None
+            }
+        },
+        None => None,
+    };
+    if variables.iter().any(|v| v.name == name) {
+        warnings.push(format!(
+            "a second variable named `{name}`: ignored (the first is used)"
+        ));
+        return Ok(None);
+    }
+    let start = if causality == Causality::Input && start.is_none() {
+        warnings.push(format!(
+            "input `{name}` has no start value (FMI 2.0 requires one): it starts at 0"
+        ));
+        Some(0.0)
+    } else {
+        start
+    };
+    Ok(Some(ScalarVariable {
+        name: name.to_string(),
+        value_reference,
+        causality,
+        variability,
+        ty,
+        start,
+        description: sv.attribute("description").unwrap_or("").to_string(),
+    }))
 }
 
 #[cfg(test)]

@@ -112,6 +112,8 @@ fn a_good_file_reads_with_its_defaults() {
     assert!(s.transfers[1].same_step);
 }
 
+/// Long by design: one broken system file per case, each with its exact
+/// message in line, so a failure points at the case.
 #[test]
 fn every_refusal_names_the_file_and_the_key() {
     let cases: &[(&str, &str, &str)] = &[

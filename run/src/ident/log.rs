@@ -192,26 +192,7 @@ pub fn read(path: &Path) -> Result<Flight, String> {
     let mut take = |t: &str| topics.remove(t).unwrap_or_default();
     let outputs = take("actuator_outputs");
     let normalised = take("actuator_motors");
-    let (motors, commands) = if !outputs.is_empty() {
-        let min_us = pwm_param(&params, "MIN").unwrap_or(1000.0);
-        let max_us = pwm_param(&params, "MAX").unwrap_or(2000.0);
-        let span = max_us - min_us;
-        let mapped = Series {
-            t_us: outputs.t_us,
-            v: outputs
-                .v
-                .into_iter()
-                .map(|o| {
-                    o.iter()
-                        .map(|p| ((p - min_us) / span).clamp(0.0, 1.0))
-                        .collect()
-                })
-                .collect(),
-        };
-        (mapped, Commands::Pwm { min_us, max_us })
-    } else if !normalised.is_empty() {
-        (normalised, Commands::Normalised)
-    } else {
+    let Some((motors, commands)) = motor_commands(outputs, normalised, &params) else {
         return Err(format!(
             "{name}: no motor outputs (neither actuator_outputs nor actuator_motors): nothing \
              to drive the plant with"
@@ -256,6 +237,38 @@ pub fn read(path: &Path) -> Result<Flight, String> {
         }
     }
     Ok(flight)
+}
+
+/// The motors' commands in [0, 1]: the PWM outputs mapped through the
+/// log's `PWM_MAIN_MIN`/`MAX` (default 1000 to 2000 µs), else the
+/// normalised ones; `None` when the log has neither.
+fn motor_commands(
+    outputs: Series,
+    normalised: Series,
+    params: &BTreeMap<String, f64>,
+) -> Option<(Series, Commands)> {
+    if !outputs.is_empty() {
+        let min_us = pwm_param(params, "MIN").unwrap_or(1000.0);
+        let max_us = pwm_param(params, "MAX").unwrap_or(2000.0);
+        let span = max_us - min_us;
+        let mapped = Series {
+            t_us: outputs.t_us,
+            v: outputs
+                .v
+                .into_iter()
+                .map(|o| {
+                    o.iter()
+                        .map(|p| ((p - min_us) / span).clamp(0.0, 1.0))
+                        .collect()
+                })
+                .collect(),
+        };
+        Some((mapped, Commands::Pwm { min_us, max_us }))
+    } else if !normalised.is_empty() {
+        Some((normalised, Commands::Normalised))
+    } else {
+        None
+    }
 }
 
 /// Why the log is not a multirotor's: its `MAV_TYPE` (PX4's airframe

@@ -40,32 +40,7 @@ pub(super) fn parse(text: &str) -> Result<Mission, MissionError> {
         .get("mission")
         .filter(|m| m.is_object())
         .ok_or_else(|| plan_err("no `mission` object"))?;
-    let home = mission
-        .get("plannedHomePosition")
-        .and_then(Value::as_array)
-        .ok_or_else(|| plan_err("no `mission.plannedHomePosition` array"))?;
-    let home_at = "mission.plannedHomePosition";
-    if home.len() != 3 {
-        return Err(plan_err(format!(
-            "`{home_at}` holds {} values, not [latitude, longitude, altitude]",
-            home.len()
-        )));
-    }
-    let home = lockstep_mission_item {
-        command: super::cmd::NAV_WAYPOINT,
-        frame: 0,
-        lat_deg: number(&home[0], home_at, "latitude", -90.0, 90.0)?,
-        lon_deg: number(&home[1], home_at, "longitude", -180.0, 180.0)?,
-        alt_m: number(
-            &home[2],
-            home_at,
-            "altitude",
-            -f64::from(f32::MAX),
-            f64::from(f32::MAX),
-        )? as f32,
-        autocontinue: 1,
-        ..Default::default()
-    };
+    let home = home(mission)?;
     let list = mission
         .get("items")
         .and_then(Value::as_array)
@@ -76,99 +51,9 @@ pub(super) fn parse(text: &str) -> Result<Mission, MissionError> {
     let mut items = Vec::with_capacity(list.len());
     let mut jump_ids = Vec::with_capacity(list.len());
     for (i, v) in list.iter().enumerate() {
-        let at = format!("mission.items[{i}]");
-        let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
-        match kind {
-            "SimpleItem" => {}
-            "ComplexItem" => {
-                let what = v
-                    .get("complexItemType")
-                    .and_then(Value::as_str)
-                    .unwrap_or("unnamed");
-                return Err(plan_err(format!(
-                    "{at}: a ComplexItem ({what}) is not supported; only SimpleItems are \
-                     (in QGroundControl, convert it to waypoints)"
-                )));
-            }
-            _ => {
-                return Err(plan_err(format!(
-                    "{at}: `type` is {}, not \"SimpleItem\"",
-                    shown(v.get("type"))
-                )));
-            }
-        }
-        let command = uint(v.get("command"), &at, "command", 65_535)?;
-        let item_err = |reason: String| MissionError::Item {
-            at: at.clone(),
-            command,
-            reason,
-        };
-        let frame = uint(v.get("frame"), &at, "frame", 255)?;
-        let auto = match v.get("autoContinue") {
-            Some(Value::Bool(b)) => u32::from(*b),
-            None => 1,
-            other => {
-                return Err(item_err(format!(
-                    "`autoContinue` is {}, not true or false",
-                    shown(other)
-                )));
-            }
-        };
-        let params = v
-            .get("params")
-            .and_then(Value::as_array)
-            .filter(|p| p.len() == 7)
-            .ok_or_else(|| item_err("`params` is not an array of 7 values (param1..4, latitude, longitude, altitude)".into()))?;
-        let mut p = [0.0f32; 4];
-        for (k, out) in p.iter_mut().enumerate() {
-            *out = match &params[k] {
-                Value::Null => f32::NAN,
-                x => number(
-                    x,
-                    &at,
-                    PARAM_NAMES[k],
-                    -f64::from(f32::MAX),
-                    f64::from(f32::MAX),
-                )
-                .map_err(|_| {
-                    item_err(format!(
-                        "param{} is {x}, not a finite number or null",
-                        k + 1
-                    ))
-                })? as f32,
-            };
-        }
-        let coord = |k: usize, lo: f64, hi: f64, name: &str| match &params[k] {
-            Value::Null => Ok(0.0),
-            x => number(x, &at, name, lo, hi)
-                .map_err(|_| item_err(format!("{name} is {x}, not a number in [{lo}, {hi}]"))),
-        };
-        let lat_deg = coord(4, -90.0, 90.0, "latitude")?;
-        let lon_deg = coord(5, -180.0, 180.0, "longitude")?;
-        let alt_m = match &params[6] {
-            x @ Value::Number(_) => number(
-                x,
-                &at,
-                "altitude",
-                -f64::from(f32::MAX),
-                f64::from(f32::MAX),
-            )
-            .map_err(|_| item_err(format!("altitude is {x}, not a finite number")))?,
-            x => return Err(item_err(format!("altitude is {x}, not a finite number"))),
-        } as f32;
-        jump_ids.push(v.get("doJumpId").and_then(Value::as_u64));
-        items.push(lockstep_mission_item {
-            command,
-            frame,
-            param1: p[0],
-            param2: p[1],
-            param3: p[2],
-            param4: p[3],
-            lat_deg,
-            lon_deg,
-            alt_m,
-            autocontinue: auto,
-        });
+        let (item, jump_id) = item(i, v)?;
+        items.push(item);
+        jump_ids.push(jump_id);
     }
     super::finish(
         home,
@@ -183,6 +68,138 @@ pub(super) fn parse(text: &str) -> Result<Mission, MissionError> {
         },
         "the doJumpId of an item",
     )
+}
+
+/// `mission.plannedHomePosition`: [latitude, longitude, altitude].
+fn home(mission: &Value) -> Result<lockstep_mission_item, MissionError> {
+    let home = mission
+        .get("plannedHomePosition")
+        .and_then(Value::as_array)
+        .ok_or_else(|| plan_err("no `mission.plannedHomePosition` array"))?;
+    let home_at = "mission.plannedHomePosition";
+    if home.len() != 3 {
+        return Err(plan_err(format!(
+            "`{home_at}` holds {} values, not [latitude, longitude, altitude]",
+            home.len()
+        )));
+    }
+    Ok(lockstep_mission_item {
+        command: super::cmd::NAV_WAYPOINT,
+        frame: 0,
+        lat_deg: number(&home[0], home_at, "latitude", -90.0, 90.0)?,
+        lon_deg: number(&home[1], home_at, "longitude", -180.0, 180.0)?,
+        alt_m: number(
+            &home[2],
+            home_at,
+            "altitude",
+            -f64::from(f32::MAX),
+            f64::from(f32::MAX),
+        )? as f32,
+        autocontinue: 1,
+        ..Default::default()
+    })
+}
+
+/// `mission.items[i]`, a SimpleItem, and its `doJumpId` when it has one.
+fn item(i: usize, v: &Value) -> Result<(lockstep_mission_item, Option<u64>), MissionError> {
+    let at = format!("mission.items[{i}]");
+    let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
+    match kind {
+        "SimpleItem" => {}
+        "ComplexItem" => {
+            let what = v
+                .get("complexItemType")
+                .and_then(Value::as_str)
+                .unwrap_or("unnamed");
+            return Err(plan_err(format!(
+                "{at}: a ComplexItem ({what}) is not supported; only SimpleItems are \
+                 (in QGroundControl, convert it to waypoints)"
+            )));
+        }
+        _ => {
+            return Err(plan_err(format!(
+                "{at}: `type` is {}, not \"SimpleItem\"",
+                shown(v.get("type"))
+            )));
+        }
+    }
+    let command = uint(v.get("command"), &at, "command", 65_535)?;
+    let item_err = |reason: String| MissionError::Item {
+        at: at.clone(),
+        command,
+        reason,
+    };
+    let frame = uint(v.get("frame"), &at, "frame", 255)?;
+    let auto = match v.get("autoContinue") {
+        Some(Value::Bool(b)) => u32::from(*b),
+        None => 1,
+        other => {
+            return Err(item_err(format!(
+                "`autoContinue` is {}, not true or false",
+                shown(other)
+            )));
+        }
+    };
+    let params = v
+        .get("params")
+        .and_then(Value::as_array)
+        .filter(|p| p.len() == 7)
+        .ok_or_else(|| {
+            item_err(
+                "`params` is not an array of 7 values (param1..4, latitude, longitude, altitude)"
+                    .into(),
+            )
+        })?;
+    let mut p = [0.0f32; 4];
+    for (k, out) in p.iter_mut().enumerate() {
+        *out = match &params[k] {
+            Value::Null => f32::NAN,
+            x => number(
+                x,
+                &at,
+                PARAM_NAMES[k],
+                -f64::from(f32::MAX),
+                f64::from(f32::MAX),
+            )
+            .map_err(|_| {
+                item_err(format!(
+                    "param{} is {x}, not a finite number or null",
+                    k + 1
+                ))
+            })? as f32,
+        };
+    }
+    let coord = |k: usize, lo: f64, hi: f64, name: &str| match &params[k] {
+        Value::Null => Ok(0.0),
+        x => number(x, &at, name, lo, hi)
+            .map_err(|_| item_err(format!("{name} is {x}, not a number in [{lo}, {hi}]"))),
+    };
+    let lat_deg = coord(4, -90.0, 90.0, "latitude")?;
+    let lon_deg = coord(5, -180.0, 180.0, "longitude")?;
+    let alt_m = match &params[6] {
+        x @ Value::Number(_) => number(
+            x,
+            &at,
+            "altitude",
+            -f64::from(f32::MAX),
+            f64::from(f32::MAX),
+        )
+        .map_err(|_| item_err(format!("altitude is {x}, not a finite number")))?,
+        x => return Err(item_err(format!("altitude is {x}, not a finite number"))),
+    } as f32;
+    let item = lockstep_mission_item {
+        command,
+        frame,
+        param1: p[0],
+        param2: p[1],
+        param3: p[2],
+        param4: p[3],
+        lat_deg,
+        lon_deg,
+        alt_m,
+        autocontinue: auto,
+    };
+    Ok((item, v.get("doJumpId").and_then(Value::as_u64)))
 }
 
 const PARAM_NAMES: [&str; 4] = ["param1", "param2", "param3", "param4"];

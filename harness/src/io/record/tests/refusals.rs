@@ -33,6 +33,8 @@ fn a_recording_in_many_blocks_replays_every_record() {
     std::fs::remove_file(&path).unwrap();
 }
 
+/// Long by design: one damaged recording per case, each with its exact
+/// message in line, so a failure points at the case.
 #[test]
 fn every_refusal_names_the_file_the_block_the_record_and_the_reason() {
     let f = fixture();
