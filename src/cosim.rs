@@ -7,9 +7,7 @@ use std::process::ExitCode;
 use lockstep_run::cosim::{self, CosimReport, CosimRequest, HostRequest};
 
 use crate::Output;
-use crate::distributed::NetArgs;
-use crate::fly::IsolationArg;
-use crate::hosted::HostArgs;
+use crate::hosted::{HostArgs, ServedArgs};
 
 #[derive(Debug, clap::Args)]
 pub struct CosimArgs {
@@ -44,20 +42,8 @@ pub struct ParticipantHostArgs {
     /// The participant to serve.
     #[arg(long)]
     pub participant: String,
-    /// The autopilot of a vehicle whose entry names none (default: the
-    /// bundled reference autopilot).
-    #[arg(long)]
-    pub autopilot: Option<PathBuf>,
-    /// Where a vehicle's autopilot runs.
-    #[arg(long, value_enum, default_value_t = IsolationArg::Process)]
-    pub isolation: IsolationArg,
-    /// Where a vehicle participant writes its log, as `<OUT>/<name>.csv`
-    /// (created if needed; `lockstep cosim --process` gives its own --out)
-    /// [default: no log].
-    #[arg(long, short)]
-    pub out: Option<PathBuf>,
     #[command(flatten)]
-    pub net: NetArgs,
+    pub served: ServedArgs,
 }
 
 /// `lockstep cosim`.
@@ -177,17 +163,17 @@ fn print_text(r: &CosimReport, remote: &[String]) {
 /// `lockstep participant-host`: serves one participant of a system file.
 pub fn participant_host(a: ParticipantHostArgs) -> ExitCode {
     let verb = "participant-host";
-    let autopilot = match lockstep_run::assets::autopilot_or(a.autopilot) {
+    let autopilot = match a.served.autopilot() {
         Ok(p) => p,
-        Err(e) => return crate::refuse(verb, &e.to_string()),
+        Err(e) => return crate::refuse(verb, &e),
     };
     let request = HostRequest {
         system: a.system,
         participant: a.participant,
         autopilot,
-        isolation: a.isolation.isolation(),
-        out: a.out,
-        net: a.net.network(),
+        isolation: a.served.isolation.isolation(),
+        out: a.served.out,
+        net: a.served.net.network(),
     };
     match cosim::host(request) {
         Ok(()) => ExitCode::SUCCESS,

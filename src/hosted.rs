@@ -1,8 +1,11 @@
 //! The options of a run whose parts may be served elsewhere (`cosim`'s
 //! participants, `orchestrate`'s models): the threads, where vehicles'
 //! autopilots run, and which parts run in processes of their own, started
-//! here or elsewhere, called over zenoh. Declared once, flattened into both
-//! commands.
+//! here or elsewhere, called over zenoh; and those of the process that
+//! serves one such part (`participant-host`, `model-host`). Declared once,
+//! flattened into both commands of each side.
+
+use std::path::PathBuf;
 
 use lockstep_abi::Isolation;
 use lockstep_run::hosts::Elsewhere;
@@ -59,5 +62,32 @@ impl HostArgs {
             program: std::env::current_exe().ok(),
             interrupt: None,
         }
+    }
+}
+
+/// The options of a process serving one part to a run elsewhere.
+#[derive(Debug, clap::Args)]
+pub struct ServedArgs {
+    /// The autopilot of a vehicle whose entry names none (default: the
+    /// bundled reference autopilot).
+    #[arg(long)]
+    pub autopilot: Option<PathBuf>,
+    /// Where a vehicle's autopilot runs.
+    #[arg(long, value_enum, default_value_t = IsolationArg::Process)]
+    pub isolation: IsolationArg,
+    /// Where a vehicle writes its flight log, as `<OUT>/<name>.csv`
+    /// (created if needed; the run that starts this process with
+    /// `--process` gives its own --out) [default: no log].
+    #[arg(long, short)]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub net: NetArgs,
+}
+
+impl ServedArgs {
+    /// The autopilot (the bundled one when none is given); the reason when
+    /// the bundled one cannot be written out.
+    pub fn autopilot(&self) -> Result<PathBuf, String> {
+        lockstep_run::assets::autopilot_or(self.autopilot.clone()).map_err(|e| e.to_string())
     }
 }

@@ -7,9 +7,7 @@ use std::process::ExitCode;
 use lockstep_run::orchestrate::{self, HostRequest, OrchestrateReport, OrchestrateRequest};
 
 use crate::Output;
-use crate::distributed::NetArgs;
-use crate::fly::IsolationArg;
-use crate::hosted::HostArgs;
+use crate::hosted::{HostArgs, ServedArgs};
 
 #[derive(Debug, clap::Args)]
 pub struct OrchestrateArgs {
@@ -44,20 +42,8 @@ pub struct ModelHostArgs {
     /// The model to serve.
     #[arg(long)]
     pub model: String,
-    /// The autopilot of a vehicle whose entry names none (default: the
-    /// bundled reference autopilot).
-    #[arg(long)]
-    pub autopilot: Option<PathBuf>,
-    /// Where a vehicle's autopilot runs.
-    #[arg(long, value_enum, default_value_t = IsolationArg::Process)]
-    pub isolation: IsolationArg,
-    /// Where a vehicle model writes its flight log, as <out>/<name>.csv
-    /// (created if needed; `lockstep orchestrate --process` gives its own
-    /// --out).
-    #[arg(long, short)]
-    pub out: Option<PathBuf>,
     #[command(flatten)]
-    pub net: NetArgs,
+    pub served: ServedArgs,
 }
 
 /// `lockstep orchestrate`.
@@ -152,17 +138,17 @@ fn print_text(r: &OrchestrateReport, out: &std::path::Path) {
 /// `lockstep model-host`: serves one model of a fleet file.
 pub fn model_host(a: ModelHostArgs) -> ExitCode {
     let verb = "model-host";
-    let autopilot = match lockstep_run::assets::autopilot_or(a.autopilot) {
+    let autopilot = match a.served.autopilot() {
         Ok(p) => p,
-        Err(e) => return crate::refuse(verb, &e.to_string()),
+        Err(e) => return crate::refuse(verb, &e),
     };
     let request = HostRequest {
         fleet: a.fleet,
         model: a.model,
         autopilot,
-        isolation: a.isolation.isolation(),
-        out: a.out,
-        net: a.net.network(),
+        isolation: a.served.isolation.isolation(),
+        out: a.served.out,
+        net: a.served.net.network(),
     };
     match orchestrate::host(request) {
         Ok(()) => ExitCode::SUCCESS,
