@@ -326,6 +326,59 @@ pub fn strict<T: DeserializeOwned + schemars::JsonSchema>(
     })
 }
 
+/// An array of tables whose entries each name their `kind`
+/// (`[[participants]]`, `[[models]]`): the keys an entry of each kind takes.
+pub struct Kinded<'a> {
+    /// The array's key.
+    pub section: &'a str,
+    /// The keys an entry of `kind` takes (`None`: no such kind, and the
+    /// unknown key keeps the schema's valid keys).
+    pub keys_of: &'a dyn Fn(&str) -> Option<Vec<&'static str>>,
+}
+
+impl std::fmt::Debug for Kinded<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kinded")
+            .field("section", &self.section)
+            .finish_non_exhaustive()
+    }
+}
+
+/// [`strict`], with an unknown key of an entry of a [`Kinded`] array told
+/// the keys its entry's kind takes (sorted) rather than every kind's.
+pub fn strict_kinded<T: DeserializeOwned + schemars::JsonSchema>(
+    source: &Source,
+    table: toml::Table,
+    kinded: &[Kinded],
+) -> Result<T, ConfigError> {
+    // Each entry's kind, read before the table is taken.
+    let kinds: Vec<Vec<Option<String>>> = kinded
+        .iter()
+        .map(|k| match table.get(k.section) {
+            Some(toml::Value::Array(a)) => a
+                .iter()
+                .map(|e| e.get("kind").and_then(|v| v.as_str()).map(String::from))
+                .collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+    strict(source, table).map_err(|e| {
+        e.valid_keys_by(|key| {
+            let mut parts = key.splitn(3, '.');
+            let (section, i) = (parts.next()?, parts.next()?.parse::<usize>().ok()?);
+            parts.next()?;
+            let at = kinded.iter().position(|k| k.section == section)?;
+            let kind = kinds[at].get(i)?.as_deref()?;
+            let mut valid: Vec<String> = (kinded[at].keys_of)(kind)?
+                .iter()
+                .map(|k| k.to_string())
+                .collect();
+            valid.sort();
+            Some(valid)
+        })
+    })
+}
+
 /// The unknown keys `keys` (with the keys valid where they stand) of
 /// `source`: for keys a format checks itself (per kind of entry).
 pub fn unknown_keys(source: &Source, keys: Vec<(String, Vec<String>)>) -> ConfigError {

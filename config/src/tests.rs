@@ -178,3 +178,44 @@ fn text_that_is_not_utf8_names_the_offset() {
     std::fs::remove_file(&path).unwrap();
     assert_eq!(e, "not UTF-8 text (an invalid byte at offset 11)");
 }
+
+#[derive(Debug, Deserialize, JsonSchema, PartialEq)]
+struct Kinds {
+    items: Vec<Item>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema, PartialEq)]
+struct Item {
+    kind: String,
+    #[serde(default)]
+    a: Option<f64>,
+    #[serde(default)]
+    b: Option<f64>,
+}
+
+#[test]
+fn an_unknown_key_of_a_kinded_entry_is_told_its_kinds_keys() {
+    let text = "[[items]]\nkind = \"x\"\nc = 1\n[[items]]\nkind = \"y\"\nd = 1\n\
+                [[items]]\nkind = \"z\"\ne = 1\n";
+    let keys_of = |kind: &str| match kind {
+        "x" => Some(vec!["kind", "a"]),
+        "y" => Some(vec!["kind", "b"]),
+        _ => None,
+    };
+    let e = strict_kinded::<Kinds>(
+        &Source::new("k.toml", text),
+        parse("k.toml", text).unwrap(),
+        &[Kinded {
+            section: "items",
+            keys_of: &keys_of,
+        }],
+    )
+    .unwrap_err();
+    // A kind's keys sorted; a kind not known keeps the schema's keys.
+    assert_eq!(
+        e.to_string(),
+        "k.toml:3:1: unknown key `items.0.c` (valid in [items.0]: a, kind); \
+         6:1: unknown key `items.1.d` (valid in [items.1]: b, kind); \
+         9:1: unknown key `items.2.e` (valid in [items.2]: a, b, kind)"
+    );
+}

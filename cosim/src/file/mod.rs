@@ -63,7 +63,7 @@
 
 use std::path::{Path, PathBuf};
 
-use lockstep_config::{ConfigError, Source};
+use lockstep_config::{ConfigError, Kinded, Source};
 use lockstep_harness::Micros;
 use lockstep_harness::inputs::scenario::Override;
 use schemars::JsonSchema;
@@ -257,40 +257,20 @@ impl SystemFile {
         let table = lockstep_config::parse(&source.label, text)?;
         // An unknown key of a participant or a transfer function is told
         // the keys of its kind.
-        let kind_of = |section: &str, i: usize| -> Option<String> {
-            table
-                .get(section)?
-                .get(i)?
-                .get("kind")?
-                .as_str()
-                .map(String::from)
-        };
-        let kinds: Vec<(String, usize, String)> = ["participants", "transfers"]
-            .iter()
-            .flat_map(|section| {
-                (0..table
-                    .get(*section)
-                    .and_then(|a| a.as_array())
-                    .map_or(0, Vec::len))
-                    .filter_map(|i| Some((section.to_string(), i, kind_of(section, i)?)))
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        let raw: Raw = lockstep_config::strict(&source, table).map_err(|e| {
-            e.valid_keys_by(|key| {
-                let mut parts = key.splitn(3, '.');
-                let (section, i) = (parts.next()?, parts.next()?.parse::<usize>().ok()?);
-                parts.next()?;
-                let (_, _, kind) = kinds.iter().find(|(s, j, _)| s == section && *j == i)?;
-                let keys = match section {
-                    "participants" => participants::keys_of(kind)?,
-                    _ => transfers::keys_of(kind)?,
-                };
-                let mut valid: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
-                valid.sort();
-                Some(valid)
-            })
-        })?;
+        let raw: Raw = lockstep_config::strict_kinded(
+            &source,
+            table,
+            &[
+                Kinded {
+                    section: "participants",
+                    keys_of: &participants::keys_of,
+                },
+                Kinded {
+                    section: "transfers",
+                    keys_of: &transfers::keys_of,
+                },
+            ],
+        )?;
         let invalid = |key: String, reason: String| {
             CosimError::from(ConfigError::invalid(&source, key, reason))
         };

@@ -17,7 +17,7 @@
 
 use std::path::{Path, PathBuf};
 
-use lockstep_config::{ConfigError, Source};
+use lockstep_config::{ConfigError, Kinded, Source};
 use lockstep_orchestrator::{TimelineInfo, Timestamp};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -303,27 +303,20 @@ impl FleetFile {
         let path = path.as_ref();
         let source = Source::new(path.display().to_string(), text);
         let table = lockstep_config::parse(&source.label, text)?;
-        // An unknown key of a model is told the keys of its kind.
-        let kinds: Vec<Option<String>> = match table.get("models") {
-            Some(toml::Value::Array(a)) => a
-                .iter()
-                .map(|m| m.get("kind").and_then(|k| k.as_str()).map(String::from))
-                .collect(),
-            _ => Vec::new(),
+        // An unknown key of a model is told the keys of its kind (and the
+        // name and kind every model has).
+        let keys_of = |kind: &str| {
+            let own = keys_of(kind)?;
+            Some(["name", "kind"].iter().chain(own).copied().collect())
         };
-        let raw: Raw = lockstep_config::strict(&source, table).map_err(|e| {
-            e.valid_keys_by(|key| {
-                let (i, _) = key.strip_prefix("models.")?.split_once('.')?;
-                let kind = kinds.get(i.parse::<usize>().ok()?)?.as_deref()?;
-                let mut valid: Vec<String> = ["name", "kind"]
-                    .iter()
-                    .chain(keys_of(kind)?)
-                    .map(|k| k.to_string())
-                    .collect();
-                valid.sort();
-                Some(valid)
-            })
-        })?;
+        let raw: Raw = lockstep_config::strict_kinded(
+            &source,
+            table,
+            &[Kinded {
+                section: "models",
+                keys_of: &keys_of,
+            }],
+        )?;
         let invalid = |key: String, reason: String| ConfigError::invalid(&source, key, reason);
         if raw.schema_version != SCHEMA_VERSION {
             return Err(invalid(
