@@ -182,3 +182,42 @@ fn a_loop_is_found_and_named() {
     );
     assert_eq!(loop_through(&g, "d"), None);
 }
+
+/// Every Rust file below `dir`, test files included (a face's tests build
+/// nothing either).
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    sources(dir, &mut out);
+    out
+}
+
+#[test]
+fn one_place_in_the_run_layer_and_the_faces_builds_an_engine() {
+    // The run layer's `flight::prepare` builds every stepped flight's
+    // engine (CLI, C ABI, Python, a Monte Carlo run, the integrator
+    // study's flight), so a check added there reaches every face.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut builders = Vec::new();
+    for dir in ["run/src", "capi/src", "python/src", "src"] {
+        for f in rust_files(&root.join(dir)) {
+            let text = std::fs::read_to_string(&f).unwrap();
+            for (i, line) in text.lines().enumerate() {
+                let code = line.trim_start();
+                if !code.starts_with("//")
+                    && (code.contains("Engine::with") || code.contains("Engine::new("))
+                {
+                    builders.push(format!(
+                        "{}:{}",
+                        f.strip_prefix(root).unwrap().display(),
+                        i + 1
+                    ));
+                }
+            }
+        }
+    }
+    assert_eq!(builders.len(), 1, "{builders:?}");
+    assert!(
+        builders[0].starts_with("run/src/flight/mod.rs:"),
+        "{builders:?}"
+    );
+}

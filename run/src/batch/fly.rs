@@ -10,7 +10,8 @@ use sha2::{Digest, Sha256};
 
 use super::Draw;
 use super::report::{Metrics, RunRow, RunStatus};
-use lockstep_harness::engine::Engine;
+use crate::choice::Spelling;
+use crate::flight::{FlightOutputs, FlightRequest, ScenarioSource};
 use lockstep_harness::inputs::scenario::Scenario;
 use lockstep_harness::outcome::report::VerdictReport;
 
@@ -34,10 +35,19 @@ pub fn fly(
     let mut row = RunRow::new(draw, rotors);
     let mut s = base.clone();
     draw.apply(&mut s, rotors);
-    let mut engine = match Engine::with_isolation(&s, autopilot, None, isolation) {
-        Ok(e) => e,
+    // Prepared as every flight is (the same checks, the same engine).
+    let request = FlightRequest {
+        scenario: ScenarioSource::Loaded(Box::new(s.clone())),
+        autopilot: autopilot.to_path_buf(),
+        overrides: Vec::new(),
+        outputs: FlightOutputs::default(),
+        isolation: isolation.clone(),
+        spelling: Spelling::Cli,
+    };
+    let mut engine = match crate::flight::prepare(request) {
+        Ok(p) => p.into_engine(),
         Err(e) => {
-            row.status = RunStatus::Failed(e.to_string());
+            row.status = RunStatus::Failed(e.message);
             return row;
         }
     };

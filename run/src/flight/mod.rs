@@ -393,6 +393,12 @@ impl Prepared {
         crate::session::Session::new(self.engine, context)
     }
 
+    /// The engine built, for a run layer's own loop over it (a Monte Carlo
+    /// run measures its end state; nothing of the report is made).
+    pub(crate) fn into_engine(self) -> Engine {
+        self.engine
+    }
+
     /// An empty log row shaped for this vehicle.
     pub fn row_shape(&self) -> LogRow {
         self.engine.row_shape()

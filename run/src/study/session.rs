@@ -6,13 +6,15 @@
 use std::path::PathBuf;
 
 use lockstep_abi::Isolation;
-use lockstep_harness::engine::Engine;
+
 use lockstep_harness::inputs::scenario::{Override, Scenario};
 use lockstep_plant::integrate::Method;
 use lockstep_plot::{WorkPoint, WorkSeries};
 
 use super::{Candidate, Flight, GROUPS, Results, Setting, Study, default_candidates};
 use crate::RunError;
+use crate::choice::Spelling;
+use crate::flight::{FlightOutputs, FlightRequest, ScenarioSource};
 use crate::outputs::{check_against_inputs, make_dir, scenario_inputs};
 
 /// The files written into the output directory.
@@ -137,11 +139,21 @@ pub fn compare(
     notice(StudyEvent::Flying {
         recording: &recording,
     });
-    let mut engine = Engine::with_isolation(&s, &r.autopilot, None, &r.isolation)
-        .map_err(|e| config(e.to_string()))?;
-    engine
-        .record_to(&recording)
-        .map_err(|e| config(e.to_string()))?;
+    // Prepared as every flight is, recording.
+    let request = FlightRequest {
+        scenario: ScenarioSource::Loaded(Box::new(s.clone())),
+        autopilot: r.autopilot.clone(),
+        overrides: Vec::new(),
+        outputs: FlightOutputs {
+            record: Some(recording.clone()),
+            ..FlightOutputs::default()
+        },
+        isolation: r.isolation.clone(),
+        spelling: Spelling::Cli,
+    };
+    let mut engine = crate::flight::prepare(request)
+        .map_err(|e| config(e.message))?
+        .into_engine();
     engine
         .run()
         .map_err(|e| RunError::run_failure(format!("the flight to compare on stopped: {e}")))?;
