@@ -228,6 +228,17 @@ fn the_merge_refuses_what_is_not_one_batch() {
             unknown.join("summary.json").display()
         )
     );
+    // A directory that holds no summary at all.
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    assert_eq!(
+        refused(&[&empty, &s2, &s3]),
+        format!(
+            "lockstep montecarlo merge: {}: no summary.json in it: not the --out directory of a \
+             shard (fly one with montecarlo --shard K/M)",
+            empty.display()
+        )
+    );
     // The scenario changed after the shards flew.
     let text = std::fs::read_to_string(&s).unwrap();
     std::fs::write(&s, format!("{text}\n# changed\n")).unwrap();

@@ -35,9 +35,10 @@ pub fn fly(
     let mut row = RunRow::new(draw, rotors);
     let mut s = base.clone();
     draw.apply(&mut s, rotors);
+    let start = s.start;
     // Prepared as every flight is (the same checks, the same engine).
     let request = FlightRequest {
-        scenario: ScenarioSource::Loaded(Box::new(s.clone())),
+        scenario: ScenarioSource::Loaded(Box::new(s)),
         autopilot: autopilot.to_path_buf(),
         overrides: Vec::new(),
         outputs: FlightOutputs::default(),
@@ -68,7 +69,7 @@ pub fn fly(
                 why: VerdictReport::of(&sum).failures(),
                 crashes: sum.verdict.crashes.len(),
                 end_s: sum.end.0 as f64 * 1e-6,
-                landing_error_m: (x[0] - s.start.0).hypot(x[1] - s.start.1),
+                landing_error_m: (x[0] - start.0).hypot(x[1] - start.1),
                 altitude_m: -x[2],
                 on_ground: sum.on_ground,
                 max_tilt_deg: sum.max_tilt_deg,

@@ -127,8 +127,10 @@ fn read(dir: &Path) -> Result<Read, RunError> {
         }
         None => {
             return Err(config(format!(
-                "cannot read {}: No such file or directory (os error 2)",
-                at.summary().display()
+                "{}: no {} in it: not the --out directory of a shard (fly one with montecarlo \
+                 --shard K/M)",
+                dir.display(),
+                crate::summary::SUMMARY
             )));
         }
     };

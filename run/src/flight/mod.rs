@@ -199,7 +199,7 @@ pub fn prepare(mut request: FlightRequest) -> Result<Prepared, RunError> {
             log = Some(dir.log());
         }
         if plot.is_none() && has_log_cadence {
-            plot = Some(dir.stem(crate::summary::FLIGHT_PLOT));
+            plot = Some(dir.file(crate::summary::FLIGHT_PLOT));
         }
         if log.is_some() && has_log_cadence {
             page = Some(dir.flight_page());

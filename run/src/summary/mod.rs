@@ -65,7 +65,8 @@ impl OutDir {
         &self.0
     }
 
-    /// The file named `name` in it.
+    /// The file named `name` in it (or the stem of a plot's files, for
+    /// `lockstep_plot::output_files`).
     pub fn file(&self, name: &str) -> PathBuf {
         self.0.join(name)
     }
@@ -89,11 +90,6 @@ impl OutDir {
 
     pub fn batch_page(&self) -> PathBuf {
         self.file(BATCH_PAGE)
-    }
-
-    /// The stem of a plot or figure (its files: `lockstep_plot::output_files`).
-    pub fn stem(&self, stem: &str) -> PathBuf {
-        self.file(stem)
     }
 
     /// Writes `summary` (pretty JSON and a newline) as its `summary.json`;
